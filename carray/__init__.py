@@ -1,0 +1,60 @@
+"""carray: a small, fast strided n-d array library (Cython, with an OpenCL path to come).
+
+NumPy's array model and names; dtypes bool, int32, int64, float32 (the default float), float64.
+`import carray` never imports NumPy.
+"""
+
+from carray._array import (
+    Array,
+    AxisError,
+    array,
+    asarray,
+    ascontiguousarray,
+    broadcast_arrays,
+    broadcast_shapes,
+    broadcast_to,
+    copy,
+    expand_dims,
+    from_dlpack,
+    moveaxis,
+    ndim,
+    permute_dims,
+    reshape,
+    shape,
+    size,
+    squeeze,
+    swapaxes,
+    transpose,
+)
+from carray._creation import (
+    arange,
+    empty,
+    empty_like,
+    eye,
+    full,
+    full_like,
+    identity,
+    linspace,
+    ones,
+    ones_like,
+    zeros,
+    zeros_like,
+)
+from carray._dtype import (
+    DType,
+    as_dtype as dtype,
+    bool_,
+    float32,
+    float64,
+    int32,
+    int64,
+    promote_types,
+    result_type,
+)
+from carray._storage import cache_info, empty_cache, set_cache_limit
+from carray._strided import get_num_threads, set_num_threads
+
+bool = bool_  # noqa: A001  (carray.bool, as numpy.bool)
+ndarray = Array
+
+__version__ = "0.1.0"

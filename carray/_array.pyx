@@ -1,0 +1,952 @@
+# cython: wraparound=True
+# (Python-level code here uses negative indices; hot loops index C arrays with i >= 0)
+"""carray.Array: the strided array type, its views, copies and conversions.
+
+An Array is metadata over a Storage: dtype, shape, strides (in elements) and the element offset of
+[0, ..., 0]. Views (reshape, transpose, slicing, broadcast_to, ...) share the Storage and differ only
+in that metadata; `base` is always the owner, never a view of a view (as in NumPy). Every copy,
+cast and fill goes through one strided loop (copy_into -> _strided.run_loop).
+
+Sections: the type and its properties; views; copies; indexing (_indexing.pxi); conversion from
+Python objects and buffers (_fromobject.pxi); export through the buffer protocol, DLPack and pickle
+(_export.pxi).
+"""
+
+cimport cython
+from cpython.buffer cimport PyBUF_ND, PyBUF_STRIDES, PyBUF_WRITABLE, PyBUF_FORMAT
+from cpython.buffer cimport PyBUF_RECORDS_RO, PyObject_CheckBuffer, PyObject_GetBuffer
+from cpython.long cimport PyLong_Check
+from cpython.slice cimport PySlice_Check
+from cpython.tuple cimport PyTuple_Check, PyTuple_GET_SIZE, PyTuple_GET_ITEM
+from libc.stdint cimport int32_t, int64_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
+
+from carray._dtype cimport (BOOL, dtype_of, FLOAT32, FLOAT64, INT32, INT64, itemsize_of, NTYPES,
+                            DType, as_dtype, bool_t, promote_nums)
+from carray._storage cimport Storage, new_host_storage, storage_from_buffer, host_alloc, host_free
+from carray._strided cimport (cast_loop_for, MAXDIMS, MAXOPS, NdLoop, loop1d_t, prepare_loop,
+                              run_loop)
+
+import operator
+
+cdef extern from "Python.h":
+    int PySlice_Unpack(object slice, Py_ssize_t* start, Py_ssize_t* stop,
+                       Py_ssize_t* step) except -1
+    Py_ssize_t PySlice_AdjustIndices(Py_ssize_t length, Py_ssize_t* start, Py_ssize_t* stop,
+                                     Py_ssize_t step) noexcept
+
+# copies below this many elements run on one thread
+cdef Py_ssize_t PARALLEL_COPY_MIN = 1 << 17
+
+
+class AxisError(ValueError, IndexError):
+    """An axis argument outside [-ndim, ndim) (NumPy's AxisError: a ValueError and IndexError)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# argument parsing shared by the type, the factories and the ops
+# ---------------------------------------------------------------------------------------------
+
+cdef Py_ssize_t _as_index(object x, str what) except? -1:
+    """x as a Python int (anything with __index__); TypeError naming `what` otherwise."""
+    if PyLong_Check(x) and not isinstance(x, bool):
+        return x
+    try:
+        return operator.index(x)
+    except TypeError:
+        raise TypeError(f"{what} must be an integer, got {type(x).__name__} {x!r}") from None
+
+
+cdef int parse_shape(object shape, Py_ssize_t* out) except -1:
+    """Write a shape (an int or a sequence of ints) to `out`; return its length.
+
+    Raises TypeError for non-integers, ValueError for negative sizes or more than MAXDIMS dims.
+    """
+    cdef int n = 0
+    if PyLong_Check(shape) or hasattr(shape, "__index__") and not isinstance(shape, (list, tuple)):
+        items = (shape,)
+    else:
+        try:
+            items = tuple(shape)
+        except TypeError:
+            raise TypeError(f"expected a sequence of integers or a single integer, "
+                            f"got {shape!r}") from None
+    if len(items) > MAXDIMS:
+        raise ValueError(f"maximum supported dimension for an array is {MAXDIMS}, "
+                         f"found {len(items)}")
+    for x in items:
+        if isinstance(x, float) or isinstance(x, bool):
+            raise TypeError(f"expected a sequence of integers or a single integer, got '{x}'")
+        try:
+            out[n] = operator.index(x)
+        except TypeError:
+            raise TypeError(f"expected a sequence of integers or a single integer, "
+                            f"got {x!r}") from None
+        if out[n] < 0:
+            raise ValueError(f"negative dimensions are not allowed, got shape {tuple(items)}")
+        n += 1
+    return n
+
+
+cdef int normalize_axis(object axis, int ndim) except -1:
+    """axis in [-ndim, ndim) as an index in [0, ndim); AxisError otherwise."""
+    cdef Py_ssize_t ax = _as_index(axis, "axis")
+    if ax < -ndim or ax >= ndim:
+        raise AxisError(f"axis {ax} is out of bounds for array of dimension {ndim}")
+    return <int>(ax + ndim if ax < 0 else ax)
+
+
+cdef int parse_dtype_num(object dtype, int default) except -2:
+    """The type number of `dtype`, or `default` when dtype is None."""
+    if dtype is None:
+        return default
+    return (<DType>as_dtype(dtype)).num
+
+
+cdef str parse_device(object device):
+    """Validate a device argument; return its canonical name ("cpu")."""
+    if device is None or device == "cpu":
+        return "cpu"
+    if isinstance(device, str) and device.split(":")[0] in ("gpu", "opencl"):
+        raise ValueError(f"device {device!r} is not available: this build of carray has no "
+                         f"OpenCL backend yet; use device='cpu'")
+    raise ValueError(f"unknown device {device!r}; expected 'cpu' or 'gpu'")
+
+
+cdef Py_ssize_t _checked_size(int ndim, const Py_ssize_t* shape, Py_ssize_t itemsize) except -1:
+    """Number of elements; ValueError when the byte size would overflow."""
+    cdef Py_ssize_t size = 1, limit = (<Py_ssize_t>1 << 62) // itemsize
+    cdef int d
+    for d in range(ndim):
+        if shape[d] == 0:
+            return 0
+    for d in range(ndim):
+        if shape[d] > limit // size:
+            raise ValueError(f"array is too big: shape {tuple(shape[i] for i in range(ndim))} "
+                             f"of {itemsize}-byte items exceeds the addressable size")
+        size *= shape[d]
+    return size
+
+
+# ---------------------------------------------------------------------------------------------
+# construction
+# ---------------------------------------------------------------------------------------------
+
+cdef Array new_array(int ndim, const Py_ssize_t* shape, int dtype_num):
+    """A new C-contiguous, uninitialised host array."""
+    cdef Py_ssize_t itemsize = itemsize_of(dtype_num)
+    cdef Py_ssize_t size = _checked_size(ndim, shape, itemsize)
+    cdef Array a = Array.__new__(Array)
+    cdef int d
+    cdef Py_ssize_t stride = 1
+    a.storage = new_host_storage(size * itemsize)
+    a.owner = None
+    a.data = a.storage.ptr
+    a.offset = 0
+    a.ndim = ndim
+    a.dtype_num = dtype_num
+    a.itemsize = itemsize
+    a.writeable = True
+    for d in range(ndim - 1, -1, -1):
+        a.shape_[d] = shape[d]
+        a.strides_[d] = stride
+        stride *= shape[d] if shape[d] > 0 else 1
+    return a
+
+
+cdef Array new_like_shape(Array a, int dtype_num):
+    """A new C-contiguous array with a's shape."""
+    return new_array(a.ndim, a.shape_, dtype_num)
+
+
+cdef Array make_view(Array src, int ndim, const Py_ssize_t* shape, const Py_ssize_t* strides,
+                     Py_ssize_t offset):
+    """A view of src's storage with the given shape, element strides and element offset."""
+    cdef Array v = Array.__new__(Array)
+    cdef int d
+    v.storage = src.storage
+    v.owner = src if src.owner is None else src.owner
+    v.offset = offset
+    v.data = NULL if src.storage.ptr == NULL else src.storage.ptr + offset * src.itemsize
+    v.ndim = ndim
+    v.dtype_num = src.dtype_num
+    v.itemsize = src.itemsize
+    v.writeable = src.writeable
+    for d in range(ndim):
+        v.shape_[d] = shape[d]
+        v.strides_[d] = strides[d]
+    return v
+
+
+cdef Array broadcast_view(Array a, int ndim, const Py_ssize_t* shape):
+    """a broadcast to `shape` (stride 0 along new and size-1 dims); ValueError if it cannot be."""
+    cdef Py_ssize_t strides[MAXDIMS]
+    cdef int d, k = ndim - a.ndim
+    if k < 0:
+        raise ValueError(f"cannot broadcast array of shape {a.shape} to shape "
+                         f"{tuple(shape[i] for i in range(ndim))}: the target has fewer dims")
+    for d in range(ndim):
+        if d < k:
+            strides[d] = 0
+        elif a.shape_[d - k] == shape[d]:
+            strides[d] = a.strides_[d - k] if shape[d] != 1 else 0
+        elif a.shape_[d - k] == 1:
+            strides[d] = 0
+        else:
+            raise ValueError(f"cannot broadcast array of shape {a.shape} to shape "
+                             f"{tuple(shape[i] for i in range(ndim))}")
+    return make_view(a, ndim, shape, strides, a.offset)
+
+
+# ---------------------------------------------------------------------------------------------
+# the one copy: broadcast, cast, overlap-safe
+# ---------------------------------------------------------------------------------------------
+
+cdef void _copy_raw(int ndim, const Py_ssize_t* shape, char* dst, const Py_ssize_t* dst_bstrides,
+                    int dst_num, char* src, const Py_ssize_t* src_bstrides,
+                    int src_num) noexcept nogil:
+    """dst[...] = src[...] cast to dst's type; strides in bytes, src already broadcast."""
+    cdef NdLoop it
+    cdef char* data[2]
+    cdef Py_ssize_t strides[2][MAXDIMS]
+    cdef int d
+    data[0] = dst
+    data[1] = src
+    for d in range(ndim):
+        strides[0][d] = dst_bstrides[d]
+        strides[1][d] = src_bstrides[d]
+    prepare_loop(&it, 2, ndim, shape, data, strides)
+    run_loop(&it, cast_loop_for(dst_num, src_num), NULL, NULL, PARALLEL_COPY_MIN)
+
+
+cdef inline void _byte_strides(Array a, Py_ssize_t* out) noexcept:
+    cdef int d
+    for d in range(a.ndim):
+        out[d] = a.strides_[d] * a.itemsize
+
+
+cdef void _extent(Array a, char** lo, char** hi) noexcept:
+    """The byte range [lo, hi) that a's elements occupy."""
+    cdef char* low = a.data
+    cdef char* high = a.data
+    cdef int d
+    for d in range(a.ndim):
+        if a.shape_[d] == 0:
+            lo[0] = hi[0] = a.data
+            return
+        if a.strides_[d] < 0:
+            low += (a.shape_[d] - 1) * a.strides_[d] * a.itemsize
+        else:
+            high += (a.shape_[d] - 1) * a.strides_[d] * a.itemsize
+    lo[0] = low
+    hi[0] = high + a.itemsize
+
+
+cdef bint _may_overlap(Array a, Array b) noexcept:
+    cdef char* alo
+    cdef char* ahi
+    cdef char* blo
+    cdef char* bhi
+    if a.storage is not b.storage:
+        return False
+    _extent(a, &alo, &ahi)
+    _extent(b, &blo, &bhi)
+    return alo < bhi and blo < ahi
+
+
+cdef int copy_into(Array dst, Array src) except -1:
+    """dst[...] = src, broadcasting src to dst's shape and casting to dst's dtype (unsafe, as
+    NumPy's assignment). Safe when src and dst overlap. Raises ValueError when src cannot be
+    broadcast or dst is read-only."""
+    cdef Py_ssize_t db[MAXDIMS]
+    cdef Py_ssize_t sb[MAXDIMS]
+    cdef Array b
+    if not dst.writeable:
+        raise ValueError("assignment destination is read-only")
+    if dst.data == NULL or src.data == NULL:
+        raise ValueError("copy between devices is not supported by this build")
+    try:
+        b = broadcast_view(src, dst.ndim, dst.shape_)
+    except ValueError:
+        raise ValueError(f"could not broadcast input array from shape {src.shape} "
+                         f"into shape {dst.shape}") from None
+    if _may_overlap(dst, src) and dst.size_c() > 0:
+        b = broadcast_view(src.copy(), dst.ndim, dst.shape_)
+    _byte_strides(dst, db)
+    _byte_strides(b, sb)
+    with nogil:
+        _copy_raw(dst.ndim, dst.shape_, dst.data, db, dst.dtype_num, b.data, sb, b.dtype_num)
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# the type
+# ---------------------------------------------------------------------------------------------
+
+cdef class _Flags:
+    """NumPy-style flags: c_contiguous, f_contiguous, owndata, writeable, aligned."""
+    cdef readonly bint c_contiguous, f_contiguous, owndata, writeable, aligned
+
+    def __getitem__(self, key):
+        names = {"C_CONTIGUOUS": self.c_contiguous, "C": self.c_contiguous,
+                 "F_CONTIGUOUS": self.f_contiguous, "F": self.f_contiguous,
+                 "OWNDATA": self.owndata, "O": self.owndata, "WRITEABLE": self.writeable,
+                 "W": self.writeable, "ALIGNED": self.aligned, "A": self.aligned}
+        try:
+            return names[key]
+        except KeyError:
+            raise KeyError(f"unknown flag {key!r}") from None
+
+    def __repr__(self):
+        return "\n".join(f"  {k} : {v}" for k, v in (
+            ("C_CONTIGUOUS", self.c_contiguous), ("F_CONTIGUOUS", self.f_contiguous),
+            ("OWNDATA", self.owndata), ("WRITEABLE", self.writeable), ("ALIGNED", self.aligned)))
+
+
+cdef class Array:
+    """An n-d array of bool, int32, int64, float32 or float64 on one device.
+
+    Make one with carray.array/asarray/zeros/...; `Array(...)` itself is not a constructor.
+    """
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("carray.Array cannot be constructed directly; "
+                        "use carray.array, carray.asarray, carray.empty or carray.zeros")
+
+    # -- properties ----------------------------------------------------------------------------
+
+    cdef Py_ssize_t size_c(self) noexcept:
+        cdef Py_ssize_t n = 1
+        cdef int d
+        for d in range(self.ndim):
+            n *= self.shape_[d]
+        return n
+
+    cdef bint c_contiguous(self) noexcept:
+        cdef Py_ssize_t expect = 1
+        cdef int d
+        for d in range(self.ndim - 1, -1, -1):
+            if self.shape_[d] == 0:
+                return True
+            if self.shape_[d] != 1 and self.strides_[d] != expect:
+                return False
+            expect *= self.shape_[d]
+        return True
+
+    cdef bint f_contiguous(self) noexcept:
+        cdef Py_ssize_t expect = 1
+        cdef int d
+        for d in range(self.ndim):
+            if self.shape_[d] == 0:
+                return True
+            if self.shape_[d] != 1 and self.strides_[d] != expect:
+                return False
+            expect *= self.shape_[d]
+        return True
+
+    @property
+    def shape(self):
+        """Tuple of dimension sizes."""
+        return tuple([self.shape_[d] for d in range(self.ndim)])
+
+    @property
+    def strides(self):
+        """Tuple of byte steps per dimension (as NumPy reports them)."""
+        return tuple([self.strides_[d] * self.itemsize for d in range(self.ndim)])
+
+    @property
+    def ndim(self):
+        """Number of dimensions."""
+        return self.ndim
+
+    @property
+    def size(self):
+        """Number of elements."""
+        return self.size_c()
+
+    @property
+    def itemsize(self):
+        """Bytes per element."""
+        return self.itemsize
+
+    @property
+    def nbytes(self):
+        """Bytes the elements take (size * itemsize)."""
+        return self.size_c() * self.itemsize
+
+    @property
+    def dtype(self):
+        """The element type (a carray dtype, equal to NumPy's dtype of the same name)."""
+        return dtype_of(self.dtype_num)
+
+    @property
+    def device(self):
+        """Where the data lives: 'cpu' (or the OpenCL device's name)."""
+        return self.storage.device
+
+    @property
+    def base(self):
+        """The array that owns the memory this view shows; None when this array owns it."""
+        return self.owner
+
+    @property
+    def flags(self):
+        """c_contiguous, f_contiguous, owndata, writeable, aligned (attribute or ['C_CONTIGUOUS'])."""
+        cdef _Flags f = _Flags.__new__(_Flags)
+        f.c_contiguous = self.c_contiguous()
+        f.f_contiguous = self.f_contiguous()
+        f.owndata = self.owner is None
+        f.writeable = self.writeable
+        f.aligned = True
+        return f
+
+    def is_contiguous(self):
+        """True when the elements are laid out in C order with no gaps (PyTorch's is_contiguous)."""
+        return self.c_contiguous()
+
+    @property
+    def T(self):
+        """The view with the axes reversed."""
+        return self.transpose()
+
+    @property
+    def mT(self):
+        """The view with the last two axes swapped (ValueError for fewer than 2 dims)."""
+        if self.ndim < 2:
+            raise ValueError(f"matrix transpose with ndim < 2 is undefined (got ndim {self.ndim})")
+        return self.swapaxes(-1, -2)
+
+    @property
+    def data_ptr(self):
+        """The host address of element [0, ..., 0] as an int (0 for device arrays)."""
+        return <size_t>self.data
+
+    # -- views ---------------------------------------------------------------------------------
+
+    def reshape(self, *shape, order="C"):
+        """The same elements in a new shape; a view when the strides allow, else a copy.
+
+        One dimension may be -1 (inferred). Raises ValueError when the sizes differ.
+        """
+        if len(shape) == 1 and not PyLong_Check(shape[0]) and not hasattr(shape[0], "__index__"):
+            shape = shape[0]
+        return _reshape(self, shape, order)
+
+    def view(self, *shape):
+        """reshape that never copies (PyTorch's view): RuntimeError when the strides forbid it."""
+        if len(shape) == 1 and not PyLong_Check(shape[0]) and not hasattr(shape[0], "__index__"):
+            shape = shape[0]
+        cdef Py_ssize_t newshape[MAXDIMS]
+        cdef Py_ssize_t newstrides[MAXDIMS]
+        cdef int n = _resolve_shape(self, shape, newshape)
+        if not _reshape_strides(self, n, newshape, newstrides):
+            raise RuntimeError(f"view size is not compatible with input tensor's size and stride "
+                               f"(shape {self.shape}, strides {self.strides}); use reshape")
+        return make_view(self, n, newshape, newstrides, self.offset)
+
+    def transpose(self, *axes):
+        """The view with axes permuted (reversed when none are given); ValueError/AxisError
+        when `axes` is not a permutation of the dimensions."""
+        if len(axes) == 1 and axes[0] is not None and not PyLong_Check(axes[0]) \
+                and not hasattr(axes[0], "__index__"):
+            axes = tuple(axes[0])
+        if len(axes) == 0 or axes == (None,):
+            axes = tuple(range(self.ndim - 1, -1, -1))
+        return _permute(self, axes)
+
+    def permute(self, *dims):
+        """PyTorch's name for transpose(axes): the view with dimensions reordered."""
+        if len(dims) == 1 and not PyLong_Check(dims[0]) and not hasattr(dims[0], "__index__"):
+            dims = tuple(dims[0])
+        return _permute(self, dims)
+
+    def swapaxes(self, axis1, axis2):
+        """The view with two axes exchanged."""
+        cdef int a = normalize_axis(axis1, self.ndim)
+        cdef int b = normalize_axis(axis2, self.ndim)
+        perm = list(range(self.ndim))
+        perm[a], perm[b] = perm[b], perm[a]
+        return _permute(self, perm)
+
+    def squeeze(self, axis=None):
+        """The view without size-1 dims (all, or those in `axis`); ValueError if one is not 1."""
+        return squeeze(self, axis)
+
+    def expand(self, *shape):
+        """PyTorch's expand: broadcast_to where -1 keeps a dimension's size."""
+        if len(shape) == 1 and not PyLong_Check(shape[0]) and not hasattr(shape[0], "__index__"):
+            shape = tuple(shape[0])
+        k = len(shape) - self.ndim
+        if k < 0:
+            raise ValueError(f"expand: the number of sizes provided ({len(shape)}) must be greater "
+                             f"or equal to the number of dimensions in the array ({self.ndim})")
+        target = [self.shape_[i - k] if s == -1 and i >= k else s for i, s in enumerate(shape)]
+        return broadcast_to(self, target)
+
+    def ravel(self):
+        """The elements as a 1-d array in C order: a view when contiguous, else a copy."""
+        return _reshape(self, (-1,), "C")
+
+    def flatten(self):
+        """A 1-d C-order copy of the elements."""
+        return _reshape(self.copy(), (-1,), "C")
+
+    # -- copies --------------------------------------------------------------------------------
+
+    def copy(self, order="C"):
+        """A new C-contiguous (or order='F') array with the same elements."""
+        return _copy_as(self, self.dtype_num, order)
+
+    def astype(self, dtype, copy=True):
+        """The elements cast to `dtype` (C order); self when the dtype already matches and
+        copy=False. Casts as NumPy's unsafe casting (float -> int truncates, x -> bool is x != 0)."""
+        cdef int num = parse_dtype_num(dtype, self.dtype_num)
+        if not copy and num == self.dtype_num:
+            return self
+        return _copy_as(self, num, "K")
+
+    def fill(self, value):
+        """Set every element to the scalar `value` (cast to the array's dtype)."""
+        copy_into(self, _scalar_for(value, self.dtype_num))
+
+    def to(self, device):
+        """This array on `device` ('cpu' returns self)."""
+        parse_device(device)
+        return self
+
+    def cpu(self):
+        """This array on the CPU."""
+        return self
+
+    # -- Python protocols ----------------------------------------------------------------------
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of unsized object")
+        return self.shape_[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        for i in range(self.shape_[0]):
+            yield self[i]
+
+    def __getitem__(self, key):
+        return _getitem(self, key)
+
+    def __setitem__(self, key, value):
+        _setitem(self, key, value)
+
+    def item(self, *args):
+        """The element as a Python scalar: the only one, or the one at a flat or n-d index."""
+        if len(args) == 0:
+            if self.size_c() != 1:
+                raise ValueError("can only convert an array of size 1 to a Python scalar")
+            return _read_scalar(self, 0)
+        if len(args) == 1 and PyLong_Check(args[0]) or hasattr(args[0], "__index__") and len(args) == 1:
+            return _read_scalar(self, _flat_offset(self, _as_index(args[0], "index")))
+        if len(args) == 1:
+            args = tuple(args[0])
+        if len(args) != self.ndim:
+            raise ValueError(f"incorrect number of indices for array: expected {self.ndim}, "
+                             f"got {len(args)}")
+        cdef Py_ssize_t off = 0, i
+        for d in range(self.ndim):
+            i = _as_index(args[d], "index")
+            if i < -self.shape_[d] or i >= self.shape_[d]:
+                raise IndexError(f"index {i} is out of bounds for axis {d} with size "
+                                 f"{self.shape_[d]}")
+            off += (i + self.shape_[d] if i < 0 else i) * self.strides_[d]
+        return _read_scalar(self, off)
+
+    def tolist(self):
+        """The elements as nested Python lists of bool/int/float (a scalar for 0-d arrays)."""
+        return _tolist(self)
+
+    def _scalar(self, str what):
+        if self.ndim != 0:
+            raise TypeError(f"only 0-dimensional arrays can be converted to Python scalars "
+                            f"(got shape {self.shape} in {what}())")
+        return _read_scalar(self, 0)
+
+    def __float__(self):
+        return float(self._scalar("float"))
+
+    def __int__(self):
+        return int(self._scalar("int"))
+
+    def __index__(self):
+        if self.ndim != 0 or self.dtype_num not in (INT32, INT64, BOOL) or self.dtype_num == BOOL:
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+        return _read_scalar(self, 0)
+
+    def __bool__(self):
+        cdef Py_ssize_t n = self.size_c()
+        if n == 0:
+            raise ValueError("The truth value of an empty array is ambiguous. "
+                             "Use `array.size > 0` to check that an array is not empty.")
+        if n > 1:
+            raise ValueError("The truth value of an array with more than one element is "
+                             "ambiguous. Use a.any() or a.all()")
+        return bool(_read_scalar(self, _flat_offset(self, 0)))
+
+    def __complex__(self):
+        return complex(self._scalar("complex"))
+
+    def __format__(self, spec):
+        if self.ndim == 0:
+            return format(_read_scalar(self, 0), spec)
+        if spec:
+            raise TypeError(f"unsupported format string {spec!r} passed to carray.Array.__format__")
+        return str(self)
+
+    def __repr__(self):
+        from carray._format import array_repr
+        return array_repr(self)
+
+    def __str__(self):
+        from carray._format import array_str
+        return array_str(self)
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    # buffer protocol, DLPack and pickling live in _export.pxi
+    def __getbuffer__(self, Py_buffer* view, int flags):
+        _get_buffer(self, view, flags)
+
+    def __releasebuffer__(self, Py_buffer* view):
+        free(view.internal)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """Export as a DLPack capsule (zero-copy; a versioned capsule when max_version >= (1, 0))."""
+        return _to_dlpack(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        """(device type, device id): (1, 0) for the CPU."""
+        return (1, 0)
+
+    def __reduce__(self):
+        return (_reconstruct, (self.shape, dtype_of(self.dtype_num).name,
+                               bytes(memoryview(self.copy()).cast("B"))))
+
+
+# ---------------------------------------------------------------------------------------------
+# view helpers
+# ---------------------------------------------------------------------------------------------
+
+cdef int _resolve_shape(Array a, object shape, Py_ssize_t* out) except -1:
+    """Parse a reshape target (one -1 allowed) for a's size; ValueError when sizes differ."""
+    cdef int n = 0, unknown = -1, d
+    cdef Py_ssize_t known = 1, size = a.size_c(), v
+    if PyLong_Check(shape) or hasattr(shape, "__index__") and not isinstance(shape, (list, tuple)):
+        shape = (shape,)
+    shape = tuple(shape)
+    if len(shape) > MAXDIMS:
+        raise ValueError(f"maximum supported dimension for an array is {MAXDIMS}, "
+                         f"found {len(shape)}")
+    for x in shape:
+        if isinstance(x, float) or isinstance(x, bool):
+            raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as an integer")
+        v = operator.index(x)
+        if v == -1:
+            if unknown >= 0:
+                raise ValueError("can only specify one unknown dimension")
+            unknown = n
+            out[n] = 1
+        elif v < 0:
+            raise ValueError(f"negative dimensions are not allowed, got {v} in shape {shape}")
+        else:
+            out[n] = v
+            known *= v
+        n += 1
+    if unknown >= 0:
+        if known == 0 or size % known != 0:
+            raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+        out[unknown] = size // known
+    elif known != size:
+        raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+    return n
+
+
+cdef bint _reshape_strides(Array a, int n, const Py_ssize_t* newshape,
+                           Py_ssize_t* newstrides) noexcept:
+    """Strides that show a's elements (in C order) in `newshape` without copying, if any exist.
+
+    Walks runs of old dims that are contiguous with each other and splits each run into the new
+    dims that cover the same elements (NumPy's attempt_nocopy_reshape)."""
+    cdef Py_ssize_t olddims[MAXDIMS]
+    cdef Py_ssize_t oldstrides[MAXDIMS]
+    cdef int oldnd = 0, d, oi, oj, ni, nj, ok
+    cdef Py_ssize_t np_, op_
+    for d in range(a.ndim):
+        if a.shape_[d] == 0:          # empty: any C strides do
+            np_ = 1
+            for d in range(n - 1, -1, -1):
+                newstrides[d] = np_
+                np_ *= newshape[d] if newshape[d] > 0 else 1
+            return True
+        if a.shape_[d] != 1:
+            olddims[oldnd] = a.shape_[d]
+            oldstrides[oldnd] = a.strides_[d]
+            oldnd += 1
+    oi, oj, ni, nj = 0, 1, 0, 1
+    while ni < n and oi < oldnd:
+        np_ = newshape[ni]
+        op_ = olddims[oi]
+        while np_ != op_:
+            if np_ < op_:
+                np_ *= newshape[nj]
+                nj += 1
+            else:
+                op_ *= olddims[oj]
+                oj += 1
+        for ok in range(oi, oj - 1):
+            if oldstrides[ok] != olddims[ok + 1] * oldstrides[ok + 1]:
+                return False
+        newstrides[nj - 1] = oldstrides[oj - 1]
+        for d in range(nj - 1, ni, -1):
+            newstrides[d - 1] = newstrides[d] * newshape[d]
+        ni = nj
+        nj += 1
+        oi = oj
+        oj += 1
+    # trailing size-1 dims (and all dims when a has a single element)
+    for d in range(ni, n):
+        newstrides[d] = 1
+    return True
+
+
+cdef Array _reshape(Array a, object shape, object order):
+    cdef Py_ssize_t newshape[MAXDIMS]
+    cdef Py_ssize_t newstrides[MAXDIMS]
+    cdef int n
+    if order == "F":
+        rev = tuple(_reversed_shape(a, shape))
+        return _reshape(a.transpose(), rev, "C").transpose()
+    if order not in ("C", "A"):
+        raise ValueError(f"order must be one of 'C', 'F', 'A', got {order!r}")
+    n = _resolve_shape(a, shape, newshape)
+    if _reshape_strides(a, n, newshape, newstrides):
+        return make_view(a, n, newshape, newstrides, a.offset)
+    c = a.copy()
+    _reshape_strides(c, n, newshape, newstrides)
+    return make_view(c, n, newshape, newstrides, c.offset)
+
+
+cdef list _reversed_shape(Array a, object shape):
+    if PyLong_Check(shape) or hasattr(shape, "__index__") and not isinstance(shape, (list, tuple)):
+        shape = (shape,)
+    return list(shape)[::-1]
+
+
+cdef Array _permute(Array a, object axes):
+    cdef Py_ssize_t shape[MAXDIMS]
+    cdef Py_ssize_t strides[MAXDIMS]
+    cdef bint seen[MAXDIMS]
+    cdef int d, ax
+    axes = tuple(axes)
+    if len(axes) != a.ndim:
+        raise ValueError(f"axes don't match array: got {len(axes)} axes {axes} "
+                         f"for an array of dimension {a.ndim}")
+    for d in range(a.ndim):
+        seen[d] = False
+    for d in range(a.ndim):
+        ax = normalize_axis(axes[d], a.ndim)
+        if seen[ax]:
+            raise ValueError(f"repeated axis in transpose: {axes}")
+        seen[ax] = True
+        shape[d] = a.shape_[ax]
+        strides[d] = a.strides_[ax]
+    return make_view(a, a.ndim, shape, strides, a.offset)
+
+
+cdef tuple _axis_tuple(object axis, int ndim):
+    """Normalise an int or a tuple of ints to sorted unique axes in [0, ndim)."""
+    if isinstance(axis, (tuple, list)):
+        axes = [normalize_axis(x, ndim) for x in axis]
+    else:
+        axes = [normalize_axis(axis, ndim)]
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"repeated axis in {tuple(axis) if isinstance(axis, list) else axis}")
+    return tuple(sorted(axes))
+
+
+cdef Array _copy_as(Array a, int dtype_num, object order):
+    cdef Array out
+    if order == "F":
+        out = new_array(a.ndim, a.shape_, dtype_num).transpose()
+        copy_into(out, a.transpose())
+        return out.transpose()
+    if order not in ("C", "K", "A"):
+        raise ValueError(f"order must be one of 'C', 'F', 'A', 'K', got {order!r}")
+    out = new_array(a.ndim, a.shape_, dtype_num)
+    copy_into(out, a)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# module-level view functions (NumPy names)
+# ---------------------------------------------------------------------------------------------
+
+def reshape(a, shape, order="C"):
+    """a's elements in a new shape: a view when possible, else a copy (see Array.reshape)."""
+    return _reshape(as_array(a, -1), shape, order)
+
+
+def transpose(a, axes=None):
+    """The view of a with axes permuted (reversed when axes is None)."""
+    a = as_array(a, -1)
+    return a.transpose() if axes is None else a.transpose(tuple(axes))
+
+
+def permute_dims(a, axes):
+    """The array API name for transpose(a, axes)."""
+    return as_array(a, -1).transpose(tuple(axes))
+
+
+def swapaxes(a, axis1, axis2):
+    """The view of a with axis1 and axis2 exchanged."""
+    return as_array(a, -1).swapaxes(axis1, axis2)
+
+
+def moveaxis(a, source, destination):
+    """The view of a with the axes `source` moved to positions `destination`."""
+    cdef Array arr = as_array(a, -1)
+    src = [normalize_axis(s, arr.ndim) for s in (source if isinstance(source, (tuple, list)) else (source,))]
+    dst = [normalize_axis(s, arr.ndim) for s in (destination if isinstance(destination, (tuple, list)) else (destination,))]
+    if len(src) != len(dst):
+        raise ValueError("`source` and `destination` arguments must have the same number of "
+                         f"elements, got {len(src)} and {len(dst)}")
+    order = [n for n in range(arr.ndim) if n not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return _permute(arr, order)
+
+
+def expand_dims(a, axis):
+    """The view of a with size-1 dims inserted at the positions `axis` (int or tuple) of the
+    result; AxisError for a position outside the result's dims."""
+    cdef Array arr = as_array(a, -1)
+    cdef Py_ssize_t shape[MAXDIMS]
+    cdef Py_ssize_t strides[MAXDIMS]
+    cdef int n = arr.ndim + (len(axis) if isinstance(axis, (tuple, list)) else 1), d, k = 0
+    if n > MAXDIMS:
+        raise ValueError(f"maximum supported dimension for an array is {MAXDIMS}, found {n}")
+    axes = _axis_tuple(axis, n)
+    for d in range(n):
+        if d in axes:
+            shape[d] = 1
+            strides[d] = 0
+        else:
+            shape[d] = arr.shape_[k]
+            strides[d] = arr.strides_[k]
+            k += 1
+    return make_view(arr, n, shape, strides, arr.offset)
+
+
+def squeeze(a, axis=None):
+    """The view of a without its size-1 dims (all, or the ones in `axis`); ValueError when an
+    axis named is not of size 1."""
+    cdef Array arr = as_array(a, -1)
+    cdef Py_ssize_t shape[MAXDIMS]
+    cdef Py_ssize_t strides[MAXDIMS]
+    cdef int n = 0, d
+    axes = None if axis is None else _axis_tuple(axis, arr.ndim)
+    for d in range(arr.ndim):
+        if axes is None and arr.shape_[d] == 1:
+            continue
+        if axes is not None and d in axes:
+            if arr.shape_[d] != 1:
+                raise ValueError(f"cannot select an axis to squeeze out which has size not equal "
+                                 f"to one (axis {d} has size {arr.shape_[d]})")
+            continue
+        shape[n] = arr.shape_[d]
+        strides[n] = arr.strides_[d]
+        n += 1
+    return make_view(arr, n, shape, strides, arr.offset)
+
+
+def broadcast_shapes(*shapes):
+    """The shape that all `shapes` broadcast to (NumPy's rules); ValueError naming the shapes
+    when they are incompatible."""
+    cdef Py_ssize_t buf[MAXDIMS]
+    out = []
+    parsed = []
+    for s in shapes:
+        n = parse_shape(s, buf)
+        parsed.append(tuple(buf[i] for i in range(n)))
+    ndim = max((len(s) for s in parsed), default=0)
+    result = [1] * ndim
+    for s in parsed:
+        k = ndim - len(s)
+        for i, v in enumerate(s):
+            r = result[k + i]
+            if r == 1:
+                result[k + i] = v
+            elif v != 1 and v != r:
+                raise ValueError("shape mismatch: objects cannot be broadcast to a single shape: "
+                                 + " and ".join(str(p) for p in parsed))
+    return tuple(result)
+
+
+def broadcast_to(array, shape):
+    """A read-only view of `array` broadcast to `shape` (stride 0 along repeated dims);
+    ValueError when it cannot be broadcast."""
+    cdef Array a = as_array(array, -1)
+    cdef Py_ssize_t buf[MAXDIMS]
+    cdef int n = parse_shape(shape, buf)
+    cdef Array v
+    try:
+        v = broadcast_view(a, n, buf)
+    except ValueError:
+        raise ValueError(f"operands could not be broadcast together with remapped shapes "
+                         f"[original->remapped]: {a.shape} and requested shape "
+                         f"{tuple(buf[i] for i in range(n))}") from None
+    v.writeable = False
+    return v
+
+
+def broadcast_arrays(*arrays):
+    """Read-only views of the arrays broadcast to their common shape."""
+    arrs = [as_array(x, -1) for x in arrays]
+    shape = broadcast_shapes(*[a.shape for a in arrs])
+    return [broadcast_to(a, shape) for a in arrs]
+
+
+def ascontiguousarray(a, dtype=None):
+    """a as a C-contiguous array: a itself when it already is (and has `dtype`), else a copy."""
+    cdef Array arr = as_array(a, parse_dtype_num(dtype, -1))
+    if arr.c_contiguous():
+        return arr
+    return _copy_as(arr, arr.dtype_num, "C")
+
+
+def copy(a):
+    """A C-contiguous copy of a."""
+    return _copy_as(as_array(a, -1), as_array(a, -1).dtype_num, "C")
+
+
+def shape(a):
+    """The shape of a (an array or anything asarray accepts)."""
+    return as_array(a, -1).shape
+
+
+def ndim(a):
+    """The number of dimensions of a."""
+    return as_array(a, -1).ndim
+
+
+def size(a):
+    """The number of elements of a."""
+    return as_array(a, -1).size
+
+
+include "_scalars.pxi"
+include "_indexing.pxi"
+include "_fromobject.pxi"
+include "_export.pxi"

@@ -1,0 +1,206 @@
+# cython: wraparound=True
+# (Python-level code here uses negative indices; hot loops index C arrays with i >= 0)
+"""Factories: empty, zeros, ones, full, arange, linspace, eye and the *_like forms.
+
+All take dtype= and device=. Without dtype= they follow carray's defaults: float32 for float
+values and for zeros/ones/empty/linspace/eye, int64 for Python ints, bool for bools.
+"""
+
+import math
+
+from carray._array cimport Array, new_array, copy_into, parse_shape, parse_dtype_num, parse_device
+from carray._array cimport as_array
+from carray._dtype cimport BOOL, FLOAT32, FLOAT64, INT32, INT64, itemsize_of
+from carray._strided cimport MAXDIMS
+from libc.stdint cimport int32_t, int64_t
+from libc.string cimport memset
+
+
+cdef Array _new(object shape, object dtype, object device, int default):
+    cdef Py_ssize_t buf[MAXDIMS]
+    parse_device(device)
+    cdef int n = parse_shape(shape, buf)
+    return new_array(n, buf, parse_dtype_num(dtype, default))
+
+
+def empty(shape, dtype=None, device=None):
+    """A new array of `shape` with uninitialised contents (float32 unless dtype= is given)."""
+    return _new(shape, dtype, device, FLOAT32)
+
+
+def zeros(shape, dtype=None, device=None):
+    """A new array of `shape` filled with 0 (float32 unless dtype= is given)."""
+    cdef Array a = _new(shape, dtype, device, FLOAT32)
+    memset(a.data, 0, a.size_c() * a.itemsize)
+    return a
+
+
+def ones(shape, dtype=None, device=None):
+    """A new array of `shape` filled with 1 (float32 unless dtype= is given)."""
+    cdef Array a = _new(shape, dtype, device, FLOAT32)
+    a.fill(1)
+    return a
+
+
+def _default_num_for(value):
+    if isinstance(value, bool):
+        return BOOL
+    if isinstance(value, int):
+        return INT64
+    if isinstance(value, float):
+        return FLOAT32
+    return as_array(value, -1).dtype_num
+
+
+def full(shape, fill_value, dtype=None, device=None):
+    """A new array of `shape` filled with fill_value (dtype from fill_value unless given:
+    bool, int64 for ints, float32 for floats; an array fill_value broadcasts)."""
+    cdef Array a = _new(shape, dtype, device, _default_num_for(fill_value))
+    a[...] = fill_value
+    return a
+
+
+def empty_like(a, dtype=None, shape=None, device=None):
+    """A new uninitialised array with a's shape and dtype (or the ones given)."""
+    cdef Array src = as_array(a, -1)
+    return _new(src.shape if shape is None else shape, dtype, device, src.dtype_num)
+
+
+def zeros_like(a, dtype=None, shape=None, device=None):
+    """A new array of zeros with a's shape and dtype (or the ones given)."""
+    cdef Array src = as_array(a, -1)
+    return zeros(src.shape if shape is None else shape, dtype=src.dtype if dtype is None else dtype,
+                 device=device)
+
+
+def ones_like(a, dtype=None, shape=None, device=None):
+    """A new array of ones with a's shape and dtype (or the ones given)."""
+    cdef Array src = as_array(a, -1)
+    return ones(src.shape if shape is None else shape, dtype=src.dtype if dtype is None else dtype,
+                device=device)
+
+
+def full_like(a, fill_value, dtype=None, shape=None, device=None):
+    """A new array with a's shape and dtype (or the ones given) filled with fill_value."""
+    cdef Array src = as_array(a, -1)
+    return full(src.shape if shape is None else shape, fill_value,
+                dtype=src.dtype if dtype is None else dtype, device=device)
+
+
+def _as_number(x, name):
+    if isinstance(x, (bool, int, float)):
+        return x
+    if isinstance(x, Array) or hasattr(x, "__float__"):
+        arr = as_array(x, -1)
+        if arr.ndim != 0:
+            raise TypeError(f"{name} must be a scalar, got an array of shape {arr.shape}")
+        return arr.item()
+    raise TypeError(f"{name} must be a number, got {type(x).__name__}")
+
+
+def arange(start, stop=None, step=None, dtype=None, device=None):
+    """Evenly spaced values in [start, stop) with `step` (NumPy's arange).
+
+    int64 when start, stop and step are ints, float32 otherwise (unless dtype= is given).
+    Raises ZeroDivisionError for step 0.
+    """
+    parse_device(device)
+    if stop is None:
+        start, stop = 0, start
+    if step is None:
+        step = 1
+    start = _as_number(start, "start")
+    stop = _as_number(stop, "stop")
+    step = _as_number(step, "step")
+    if step == 0:
+        raise ZeroDivisionError("arange: step must not be zero")
+    all_int = all(isinstance(v, int) for v in (start, stop, step))
+    cdef int num = parse_dtype_num(dtype, INT64 if all_int else FLOAT32)
+    if all_int:
+        n = max(0, -((start - stop) // step))
+    else:
+        n = max(0, int(math.ceil((stop - start) / step)))
+    cdef Py_ssize_t size = n, i
+    cdef Array a = new_array(1, &size, num)
+    cdef double fstart, fstep
+    cdef int64_t istart, istep
+    if num == INT64 or num == INT32:
+        if all_int:
+            istart = start
+            istep = step
+            if num == INT64:
+                for i in range(size):
+                    (<int64_t*>a.data)[i] = istart + i * istep
+            else:
+                for i in range(size):
+                    (<int32_t*>a.data)[i] = <int32_t>(istart + i * istep)
+            return a
+    # NumPy computes start + i * step in the array's type (float64 in general)
+    fstart = start
+    fstep = step
+    cdef Array tmp = new_array(1, &size, FLOAT64)
+    for i in range(size):
+        (<double*>tmp.data)[i] = fstart + i * fstep
+    copy_into(a, tmp)
+    return a
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, device=None):
+    """`num` evenly spaced values from start to stop (included unless endpoint=False).
+
+    float32 unless dtype= is given; with retstep=True also returns the step.
+    Raises ValueError for num < 0.
+    """
+    parse_device(device)
+    num = operator_index(num, "num")
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    start = float(_as_number(start, "start"))
+    stop = float(_as_number(stop, "stop"))
+    cdef Py_ssize_t n = num, i
+    cdef double div = (n - 1) if endpoint else n
+    cdef double fstart = start, delta = stop - start
+    cdef double step = delta / div if div > 0 else float("nan")
+    cdef Array tmp = new_array(1, &n, FLOAT64)
+    cdef double* t = <double*>tmp.data
+    for i in range(n):
+        t[i] = fstart + i * step if div > 0 else fstart + i * delta
+    if endpoint and n > 1:
+        t[n - 1] = stop
+    cdef Array a = new_array(1, &n, parse_dtype_num(dtype, FLOAT32))
+    copy_into(a, tmp)
+    if retstep:
+        return a, (step if div > 0 else float("nan"))
+    return a
+
+
+def operator_index(x, name):
+    import operator
+    if isinstance(x, (float, bool)):
+        raise TypeError(f"{name} must be an integer, got {type(x).__name__} {x!r}")
+    try:
+        return operator.index(x)
+    except TypeError:
+        raise TypeError(f"{name} must be an integer, got {type(x).__name__}") from None
+
+
+def eye(N, M=None, k=0, dtype=None, device=None):
+    """An N x M array with ones on diagonal k and zeros elsewhere (float32 unless dtype=)."""
+    N = operator_index(N, "N")
+    M = N if M is None else operator_index(M, "M")
+    k = operator_index(k, "k")
+    if N < 0 or M < 0:
+        raise ValueError(f"negative dimensions are not allowed, got N={N}, M={M}")
+    cdef Array a = zeros((N, M), dtype=dtype, device=device)
+    cdef Py_ssize_t i, j, rows = N, cols = M, kk = k
+    cdef Array one = as_array(1, a.dtype_num)
+    for i in range(rows):
+        j = i + kk
+        if 0 <= j < cols:
+            a[i, j] = one
+    return a
+
+
+def identity(n, dtype=None, device=None):
+    """The n x n identity matrix."""
+    return eye(n, dtype=dtype, device=device)

@@ -1,0 +1,90 @@
+# Reading single elements as Python scalars, and making 0-d arrays from Python scalars.
+# (included by _array.pyx)
+
+cdef object _read_at(char* p, int num):
+    """The element at p as a Python bool/int/float."""
+    if num == FLOAT32:
+        return (<float*>p)[0]
+    if num == FLOAT64:
+        return (<double*>p)[0]
+    if num == INT64:
+        return (<int64_t*>p)[0]
+    if num == INT32:
+        return (<int32_t*>p)[0]
+    return (<bool_t*>p)[0] != 0
+
+
+cdef object _read_scalar(Array a, Py_ssize_t elem_offset):
+    """The element `elem_offset` elements from a[0, ..., 0] as a Python scalar."""
+    if a.data == NULL:
+        raise ValueError("reading a device array element needs a copy to the host: use .to('cpu')")
+    return _read_at(a.data + elem_offset * a.itemsize, a.dtype_num)
+
+
+cdef Py_ssize_t _flat_offset(Array a, Py_ssize_t flat) except? -1:
+    """The element offset of flat (C-order) index `flat`; IndexError when out of range."""
+    cdef Py_ssize_t size = a.size_c(), off = 0
+    cdef int d
+    if flat < -size or flat >= size:
+        raise IndexError(f"index {flat} is out of bounds for size {size}")
+    if flat < 0:
+        flat += size
+    for d in range(a.ndim - 1, -1, -1):
+        off += (flat % a.shape_[d]) * a.strides_[d]
+        flat //= a.shape_[d]
+    return off
+
+
+cdef object _tolist_rec(Array a, char* p, int d):
+    if d == a.ndim:
+        return _read_at(p, a.dtype_num)
+    cdef Py_ssize_t i, step = a.strides_[d] * a.itemsize
+    return [_tolist_rec(a, p + i * step, d + 1) for i in range(a.shape_[d])]
+
+
+cdef object _tolist(Array a):
+    if a.data == NULL:
+        raise ValueError("tolist of a device array needs a copy to the host: use .to('cpu')")
+    return _tolist_rec(a, a.data, 0)
+
+
+cdef int _write_scalar(char* p, int num, object value) except -1:
+    """Store a Python scalar at p as type `num`; OverflowError when an int does not fit."""
+    cdef int64_t v
+    if num == FLOAT32:
+        (<float*>p)[0] = <float>float(value)
+    elif num == FLOAT64:
+        (<double*>p)[0] = float(value)
+    elif num == BOOL:
+        (<bool_t*>p)[0] = 1 if value else 0
+    else:
+        if isinstance(value, float):
+            if value != value or value in (float("inf"), float("-inf")):
+                raise ValueError(f"cannot convert float {value} to integer")
+            value = int(value)
+        else:
+            value = operator.index(value)
+        if num == INT32:
+            if not -2147483648 <= value <= 2147483647:
+                raise OverflowError(f"Python integer {value} out of bounds for int32")
+            (<int32_t*>p)[0] = <int32_t>value
+        else:
+            if not -9223372036854775808 <= value <= 9223372036854775807:
+                raise OverflowError(f"Python integer {value} out of bounds for int64")
+            (<int64_t*>p)[0] = <int64_t>value
+    return 0
+
+
+cdef Array _scalar_array(object value, int num):
+    """A 0-d array of type num holding the Python scalar value."""
+    cdef Array a = new_array(0, NULL, num)
+    _write_scalar(a.data, num, value)
+    return a
+
+
+cdef Array _scalar_for(object value, int num):
+    """value as an array to assign into an array of type num (Python scalars written directly
+    with range checks; anything else through as_array)."""
+    if isinstance(value, (bool, int, float)):
+        return _scalar_array(value, num)
+    return as_array(value, -1)
