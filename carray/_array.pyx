@@ -83,6 +83,9 @@ cdef int parse_shape(object shape, Py_ssize_t* out) except -1:
         except TypeError:
             raise TypeError(f"expected a sequence of integers or a single integer, "
                             f"got {x!r}") from None
+        except OverflowError:
+            raise ValueError(f"array dimension {x} is out of range: maximum allowed dimension "
+                             f"exceeded") from None
         if out[n] < 0:
             raise ValueError(f"negative dimensions are not allowed, got shape {tuple(items)}")
         n += 1
@@ -326,9 +329,9 @@ cdef class Array:
     cdef bint c_contiguous(self) noexcept:
         cdef Py_ssize_t expect = 1
         cdef int d
+        if self.size_c() == 0:          # empty arrays are contiguous whatever their strides
+            return True
         for d in range(self.ndim - 1, -1, -1):
-            if self.shape_[d] == 0:
-                return True
             if self.shape_[d] != 1 and self.strides_[d] != expect:
                 return False
             expect *= self.shape_[d]
@@ -337,9 +340,9 @@ cdef class Array:
     cdef bint f_contiguous(self) noexcept:
         cdef Py_ssize_t expect = 1
         cdef int d
+        if self.size_c() == 0:
+            return True
         for d in range(self.ndim):
-            if self.shape_[d] == 0:
-                return True
             if self.shape_[d] != 1 and self.strides_[d] != expect:
                 return False
             expect *= self.shape_[d]
@@ -408,7 +411,7 @@ cdef class Array:
     @property
     def T(self):
         """The view with the axes reversed."""
-        return self.transpose()
+        return _reversed_axes(self)
 
     @property
     def mT(self):
@@ -452,7 +455,7 @@ cdef class Array:
                 and not hasattr(axes[0], "__index__"):
             axes = tuple(axes[0])
         if len(axes) == 0 or axes == (None,):
-            axes = tuple(range(self.ndim - 1, -1, -1))
+            return _reversed_axes(self)
         return _permute(self, axes)
 
     def permute(self, *dims):
@@ -529,8 +532,7 @@ cdef class Array:
     def __iter__(self):
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d array")
-        for i in range(self.shape_[0]):
-            yield self[i]
+        return (self[i] for i in range(self.shape_[0]))
 
     def __getitem__(self, key):
         return _getitem(self, key)
@@ -542,7 +544,8 @@ cdef class Array:
         """The element as a Python scalar: the only one, or the one at a flat or n-d index."""
         if len(args) == 0:
             if self.size_c() != 1:
-                raise ValueError("can only convert an array of size 1 to a Python scalar")
+                raise ValueError(f"can only convert an array of size 1 to a Python scalar "
+                                 f"(got size {self.size_c()})")
             return _read_scalar(self, 0)
         if len(args) == 1 and PyLong_Check(args[0]) or hasattr(args[0], "__index__") and len(args) == 1:
             return _read_scalar(self, _flat_offset(self, _as_index(args[0], "index")))
@@ -632,7 +635,7 @@ cdef class Array:
 
     def __reduce__(self):
         return (_reconstruct, (self.shape, dtype_of(self.dtype_num).name,
-                               bytes(memoryview(self.copy()).cast("B"))))
+                               memoryview(self.copy()).tobytes()))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -651,11 +654,19 @@ cdef int _resolve_shape(Array a, object shape, Py_ssize_t* out) except -1:
                          f"found {len(shape)}")
     for x in shape:
         if isinstance(x, float) or isinstance(x, bool):
-            raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as an integer")
-        v = operator.index(x)
+            raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as an integer "
+                            f"(got {x!r} in shape {shape})")
+        try:
+            v = operator.index(x)
+        except TypeError:
+            raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as an integer "
+                            f"(got {x!r} in shape {shape})") from None
+        except OverflowError:
+            raise ValueError(f"array dimension {x} in shape {shape} is out of range: maximum "
+                             f"allowed dimension exceeded") from None
         if v == -1:
             if unknown >= 0:
-                raise ValueError("can only specify one unknown dimension")
+                raise ValueError(f"can only specify one unknown dimension, got shape {shape}")
             unknown = n
             out[n] = 1
         elif v < 0:
@@ -715,9 +726,11 @@ cdef bint _reshape_strides(Array a, int n, const Py_ssize_t* newshape,
         nj += 1
         oi = oj
         oj += 1
-    # trailing size-1 dims (and all dims when a has a single element)
+    # trailing size-1 dims (and all dims when a has a single element) take the last stride,
+    # as NumPy's attempt_nocopy_reshape
+    np_ = newstrides[ni - 1] if ni >= 1 else 1
     for d in range(ni, n):
-        newstrides[d] = 1
+        newstrides[d] = np_
     return True
 
 
@@ -733,7 +746,7 @@ cdef Array _reshape(Array a, object shape, object order):
     n = _resolve_shape(a, shape, newshape)
     if _reshape_strides(a, n, newshape, newstrides):
         return make_view(a, n, newshape, newstrides, a.offset)
-    c = a.copy()
+    cdef Array c = a.copy()
     _reshape_strides(c, n, newshape, newstrides)
     return make_view(c, n, newshape, newstrides, c.offset)
 
@@ -742,6 +755,16 @@ cdef list _reversed_shape(Array a, object shape):
     if PyLong_Check(shape) or hasattr(shape, "__index__") and not isinstance(shape, (list, tuple)):
         shape = (shape,)
     return list(shape)[::-1]
+
+
+cdef Array _reversed_axes(Array a):
+    cdef Py_ssize_t shape[MAXDIMS]
+    cdef Py_ssize_t strides[MAXDIMS]
+    cdef int d
+    for d in range(a.ndim):
+        shape[d] = a.shape_[a.ndim - 1 - d]
+        strides[d] = a.strides_[a.ndim - 1 - d]
+    return make_view(a, a.ndim, shape, strides, a.offset)
 
 
 cdef Array _permute(Array a, object axes):
@@ -819,6 +842,10 @@ def moveaxis(a, source, destination):
     cdef Array arr = as_array(a, -1)
     src = [normalize_axis(s, arr.ndim) for s in (source if isinstance(source, (tuple, list)) else (source,))]
     dst = [normalize_axis(s, arr.ndim) for s in (destination if isinstance(destination, (tuple, list)) else (destination,))]
+    if len(set(src)) != len(src):
+        raise ValueError(f"repeated axis in `source` argument: {source}")
+    if len(set(dst)) != len(dst):
+        raise ValueError(f"repeated axis in `destination` argument: {destination}")
     if len(src) != len(dst):
         raise ValueError("`source` and `destination` arguments must have the same number of "
                          f"elements, got {len(src)} and {len(dst)}")
@@ -841,11 +868,10 @@ def expand_dims(a, axis):
     for d in range(n):
         if d in axes:
             shape[d] = 1
-            strides[d] = 0
         else:
             shape[d] = arr.shape_[k]
-            strides[d] = arr.strides_[k]
             k += 1
+    _reshape_strides(arr, n, shape, strides)     # NumPy's expand_dims is a reshape: same strides
     return make_view(arr, n, shape, strides, arr.offset)
 
 
@@ -868,6 +894,8 @@ def squeeze(a, axis=None):
         shape[n] = arr.shape_[d]
         strides[n] = arr.strides_[d]
         n += 1
+    if n == arr.ndim and arr is a:       # nothing to squeeze: NumPy returns the array itself
+        return arr
     return make_view(arr, n, shape, strides, arr.offset)
 
 

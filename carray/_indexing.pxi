@@ -27,10 +27,10 @@ cdef int _kind(object k) except -1:
         return K_ADV if isinstance(k, bool) else K_INT
     if k is Ellipsis:
         return K_ELLIPSIS
+    if isinstance(k, (float, str, bytes, bytearray)):
+        raise IndexError(_BAD_INDEX + f"; got {type(k).__name__} {k!r}")
     if isinstance(k, (Array, list, tuple)) or hasattr(k, "ndim") or PyObject_CheckBuffer(k):
         return K_ADV
-    if isinstance(k, float) or isinstance(k, str):
-        raise IndexError(_BAD_INDEX + f"; got {type(k).__name__} {k!r}")
     if hasattr(k, "__index__"):
         return K_INT
     raise IndexError(_BAD_INDEX + f"; got {type(k).__name__}")
@@ -68,6 +68,15 @@ cdef object _getitem(Array a, object key):
         i = _wrap_index(key, a.shape_[0], 0)
         return make_view(a, a.ndim - 1, a.shape_ + 1, a.strides_ + 1,
                          a.offset + i * a.strides_[0])
+    if PySlice_Check(key) and a.ndim > 0:
+        PySlice_Unpack(key, &start, &stop, &step)
+        shape[0] = PySlice_AdjustIndices(a.shape_[0], &start, &stop, step)
+        strides[0] = a.strides_[0] * step
+        for d in range(1, a.ndim):
+            shape[d] = a.shape_[d]
+            strides[d] = a.strides_[d]
+        return make_view(a, a.ndim, shape, strides,
+                         a.offset + (start * a.strides_[0] if shape[0] > 0 else 0))
     if not PyTuple_Check(key):
         key = (key,)
     nkey = <int>PyTuple_GET_SIZE(key)
@@ -110,7 +119,7 @@ cdef object _getitem(Array a, object key):
                 nd += 1
                 src += 1
         else:
-            i = _wrap_index(operator.index(k), a.shape_[src], src)
+            i = _wrap_index(k if PyLong_Check(k) else operator.index(k), a.shape_[src], src)
             offset += i * a.strides_[src]
             src += 1
     while src < a.ndim:
@@ -249,7 +258,7 @@ cdef object _advanced(Array a, tuple key, object value, bint assign):
     # 5. move the blocks
     cdef Array result
     if assign:
-        result = as_array(value, -1)
+        result = _scalar_for(value, a.dtype_num)
         if result.storage is a.storage:
             result = result.copy()
         try:

@@ -4,7 +4,7 @@
 cdef enum:
     MAXDIMS = 32      # most dimensions an array may have
     MAXOPS = 4        # most operands of one loop (output first)
-    TILE = 32         # tile edge (elements) when the output's and an input's fast axes differ
+    TILE = 8            # tile edge (elements) when the output's and an input's fast axes differ
 
 # A 1-d kernel: data[k] points at operand k's first element, steps[k] is its byte step.
 # aux and aux2 carry per-kernel extras (a typed scalar, ...). Fused kernels declare them as typed
