@@ -2,18 +2,36 @@
 
 Every `carray/*.pyx` becomes one extension module. OpenMP is used when the compiler accepts
 `-fopenmp` (setup.py probes it); the build never uses -march=native or -ffast-math, so one wheel
-runs on any CPU of its architecture. Set CARRAY_DEBUG_BUILD=1 to turn Cython's bounds checks on.
+runs on any CPU of its architecture. Set CARRAY_DEBUG_BUILD=1 to turn Cython's bounds checks and
+C debug info on.
 """
 
 import glob
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+
+DEBUG = os.environ.get("CARRAY_DEBUG_BUILD") == "1"
+
+# The elementwise kernels are one source compiled per x86-64 SIMD level; carray._ufunc imports
+# the widest one the CPU supports at run time, so the wheel itself assumes only baseline x86-64.
+SIMD_FLAGS = {
+    "carray._kernels_avx2": ["-mavx2", "-mfma"],
+    "carray._kernels_avx512": ["-mavx512f", "-mavx512vl", "-mavx512bw", "-mavx512dq", "-mavx2",
+                               "-mfma", "-mprefer-vector-width=512"],
+}
+
+
+def _targets_x86_64():
+    """True when building for x86-64 (not for arm64, also when cross-compiling on macOS)."""
+    import platform
+
+    if "arm64" in os.environ.get("ARCHFLAGS", "") or sys.platform == "win32":
+        return False
+    return platform.machine().lower() in ("x86_64", "amd64")
 
 
 def _compiler_accepts(compiler, flag):
@@ -39,6 +57,9 @@ class BuildExt(build_ext):
         for ext in self.extensions:
             if sys.platform != "win32":
                 ext.extra_compile_args += ["-O3", "-std=c11", "-Wno-unused-function"]
+                if not DEBUG:  # Python's CFLAGS carry -g; debug info triples the wheel's size
+                    ext.extra_compile_args.append("-g0")
+            ext.extra_compile_args += SIMD_FLAGS.get(ext.name, [])
             if openmp:
                 ext.extra_compile_args.append("-fopenmp")
                 ext.extra_link_args.append("-fopenmp")
@@ -50,25 +71,27 @@ class BuildExt(build_ext):
 def extensions():
     from Cython.Build import cythonize
 
-    debug = os.environ.get("CARRAY_DEBUG_BUILD") == "1"
     directives = {
         "language_level": 3,
-        "boundscheck": debug,
-        "wraparound": debug,
-        "cdivision": not debug,
-        "initializedcheck": debug,
+        "boundscheck": DEBUG,
+        "wraparound": DEBUG,
+        "cdivision": not DEBUG,
+        "initializedcheck": DEBUG,
         "embedsignature": True,
     }
-    exts = [
-        Extension(
-            path[:-4].replace(os.sep, "."),
-            [path],
-            include_dirs=["carray"],
-            define_macros=[("NPY_NO_DEPRECATED_API", "0")],
-        )
-        for path in sorted(glob.glob(os.path.join("carray", "*.pyx")))
-    ]
+    sources = sorted(glob.glob(os.path.join("carray", "*.pyx")))
+    if not _targets_x86_64():
+        sources = [p for p in sources if p[:-4].replace(os.sep, ".") not in SIMD_FLAGS]
+    if not sources:
+        # An sdist without its .pyx files would otherwise build a pure-Python wheel that cannot
+        # import: fail here instead (MANIFEST.in lists what the sdist must carry).
+        sys.exit("carray: no carray/*.pyx found next to setup.py; nothing to build")
+    exts = [Extension(path[:-4].replace(os.sep, "."), [path], include_dirs=["carray"])
+            for path in sources]
     return cythonize(exts, compiler_directives=directives, nthreads=os.cpu_count() or 1)
 
 
-setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt})
+# The guard keeps cythonize's worker processes (spawned on macOS) from running setup() again;
+# setuptools' PEP 517 backend executes this file as __main__.
+if __name__ == "__main__":
+    setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt})

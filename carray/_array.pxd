@@ -31,3 +31,9 @@ cdef int normalize_axis(object axis, int ndim) except -1
 cdef int parse_dtype_num(object dtype, int default) except -2
 cdef str parse_device(object device)
 cdef Array broadcast_view(Array a, int ndim, const Py_ssize_t* shape)
+
+
+# Elementwise operators are implemented in _ufunc, which installs these hooks at import.
+ctypedef object (*binary_hook_t)(int code, object x, object y, object out)
+ctypedef object (*unary_hook_t)(int code, object x, object out)
+cdef void install_op_hooks(binary_hook_t binary, unary_hook_t unary) noexcept

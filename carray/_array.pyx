@@ -36,8 +36,24 @@ cdef extern from "Python.h":
     Py_ssize_t PySlice_AdjustIndices(Py_ssize_t length, Py_ssize_t* start, Py_ssize_t* stop,
                                      Py_ssize_t step) noexcept
 
+from carray._kernel_table cimport (B_ADD, B_DIV, B_MAX, B_MIN, B_MUL, B_POW, B_SUB, C_AND, C_EQ,
+                                   C_GE, C_GT, C_LE, C_LT, C_NE, C_OR, P_NOT, U_ABS, U_NEG)
+
 # copies below this many elements run on one thread
 cdef Py_ssize_t PARALLEL_COPY_MIN = 1 << 17
+
+
+_ufunc = None           # the carray._ufunc module, set when it is imported
+
+cdef binary_hook_t _binary = NULL
+cdef unary_hook_t _unary = NULL
+cdef int _CMP = 100      # _ufunc's code offset for comparisons and predicates
+
+
+cdef void install_op_hooks(binary_hook_t binary, unary_hook_t unary) noexcept:
+    global _binary, _unary
+    _binary = binary
+    _unary = unary
 
 
 class AxisError(ValueError, IndexError):
@@ -258,6 +274,18 @@ cdef bint _may_overlap(Array a, Array b) noexcept:
     return alo < bhi and blo < ahi
 
 
+cdef Array drop_leading_ones(Array a, int ndim):
+    """a without leading size-1 dims beyond `ndim` dims (a itself when it has other leading
+    dims): NumPy's assignment accepts a value of shape (1, 1, n) for a target of shape (n,)."""
+    cdef int k = a.ndim - ndim, d
+    if k <= 0:
+        return a
+    for d in range(k):
+        if a.shape_[d] != 1:
+            return a
+    return make_view(a, ndim, a.shape_ + k, a.strides_ + k, a.offset)
+
+
 cdef int copy_into(Array dst, Array src) except -1:
     """dst[...] = src, broadcasting src to dst's shape and casting to dst's dtype (unsafe, as
     NumPy's assignment). Safe when src and dst overlap. Raises ValueError when src cannot be
@@ -270,12 +298,12 @@ cdef int copy_into(Array dst, Array src) except -1:
     if dst.data == NULL or src.data == NULL:
         raise ValueError("copy between devices is not supported by this build")
     try:
-        b = broadcast_view(src, dst.ndim, dst.shape_)
+        b = broadcast_view(drop_leading_ones(src, dst.ndim), dst.ndim, dst.shape_)
     except ValueError:
         raise ValueError(f"could not broadcast input array from shape {src.shape} "
                          f"into shape {dst.shape}") from None
     if _may_overlap(dst, src) and dst.size_c() > 0:
-        b = broadcast_view(src.copy(), dst.ndim, dst.shape_)
+        b = broadcast_view(drop_leading_ones(src.copy(), dst.ndim), dst.ndim, dst.shape_)
     _byte_strides(dst, db)
     _byte_strides(b, sb)
     with nogil:
@@ -489,7 +517,7 @@ cdef class Array:
 
     def ravel(self):
         """The elements as a 1-d array in C order: a view when contiguous, else a copy."""
-        return _reshape(self, (-1,), "C")
+        return _reshape(self if self.c_contiguous() else self.copy(), (-1,), "C")
 
     def flatten(self):
         """A 1-d C-order copy of the elements."""
@@ -618,6 +646,151 @@ cdef class Array:
     def __deepcopy__(self, memo):
         return self.copy()
 
+    # -- reductions and math methods (implemented in _ufunc) -----------------------------------
+
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False):
+        """Sum over axis (see carray.sum)."""
+        return _ufunc.sum(self, axis, dtype, out, keepdims)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False):
+        """Product over axis (see carray.prod)."""
+        return _ufunc.prod(self, axis, dtype, out, keepdims)
+
+    def max(self, axis=None, out=None, keepdims=False):
+        """Largest element over axis (see carray.max)."""
+        return _ufunc.max(self, axis, out, keepdims)
+
+    def min(self, axis=None, out=None, keepdims=False):
+        """Smallest element over axis (see carray.min)."""
+        return _ufunc.min(self, axis, out, keepdims)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
+        """Mean over axis (see carray.mean)."""
+        return _ufunc.mean(self, axis, dtype, out, keepdims)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        """Variance over axis (see carray.var)."""
+        return _ufunc.var(self, axis, dtype, out, ddof, keepdims)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        """Standard deviation over axis (see carray.std)."""
+        return _ufunc.std(self, axis, dtype, out, ddof, keepdims)
+
+    def argmax(self, axis=None, out=None, keepdims=False):
+        """Index of the largest element (see carray.argmax)."""
+        return _ufunc.argmax(self, axis, out, keepdims)
+
+    def argmin(self, axis=None, out=None, keepdims=False):
+        """Index of the smallest element (see carray.argmin)."""
+        return _ufunc.argmin(self, axis, out, keepdims)
+
+    def any(self, axis=None, out=None, keepdims=False):
+        """True where any element over axis is nonzero."""
+        return _ufunc.any(self, axis, out, keepdims)
+
+    def all(self, axis=None, out=None, keepdims=False):
+        """True where every element over axis is nonzero."""
+        return _ufunc.all(self, axis, out, keepdims)
+
+    # -- operators (implemented in _ufunc) ------------------------------------------------------
+
+    __array_ufunc__ = None     # NumPy defers to our reflected operators: ndarray + Array -> Array
+    __hash__ = None
+
+    def __add__(self, other):
+        return _binary(B_ADD, self, other, None)
+
+    def __radd__(self, other):
+        return _binary(B_ADD, other, self, None)
+
+    def __iadd__(self, other):
+        return _binary(B_ADD, self, other, self)
+
+    def __sub__(self, other):
+        return _binary(B_SUB, self, other, None)
+
+    def __rsub__(self, other):
+        return _binary(B_SUB, other, self, None)
+
+    def __isub__(self, other):
+        return _binary(B_SUB, self, other, self)
+
+    def __mul__(self, other):
+        return _binary(B_MUL, self, other, None)
+
+    def __rmul__(self, other):
+        return _binary(B_MUL, other, self, None)
+
+    def __imul__(self, other):
+        return _binary(B_MUL, self, other, self)
+
+    def __truediv__(self, other):
+        return _binary(B_DIV, self, other, None)
+
+    def __rtruediv__(self, other):
+        return _binary(B_DIV, other, self, None)
+
+    def __itruediv__(self, other):
+        return _binary(B_DIV, self, other, self)
+
+    def __pow__(self, other, modulo=None):
+        if modulo is not None:
+            raise TypeError("pow() with a modulus is not supported for carray arrays")
+        return _binary(B_POW, self, other, None)
+
+    def __rpow__(self, other, modulo=None):
+        return _binary(B_POW, other, self, None)
+
+    def __ipow__(self, other):
+        return _binary(B_POW, self, other, self)
+
+    def __eq__(self, other):
+        return _binary(_CMP + C_EQ, self, other, None)
+
+    def __ne__(self, other):
+        return _binary(_CMP + C_NE, self, other, None)
+
+    def __lt__(self, other):
+        return _binary(_CMP + C_LT, self, other, None)
+
+    def __le__(self, other):
+        return _binary(_CMP + C_LE, self, other, None)
+
+    def __gt__(self, other):
+        return _binary(_CMP + C_GT, self, other, None)
+
+    def __ge__(self, other):
+        return _binary(_CMP + C_GE, self, other, None)
+
+    def __and__(self, other):
+        _bool_only(self, other, "&")
+        return _binary(_CMP + C_AND, self, other, None)
+
+    def __rand__(self, other):
+        _bool_only(self, other, "&")
+        return _binary(_CMP + C_AND, other, self, None)
+
+    def __or__(self, other):
+        _bool_only(self, other, "|")
+        return _binary(_CMP + C_OR, self, other, None)
+
+    def __ror__(self, other):
+        _bool_only(self, other, "|")
+        return _binary(_CMP + C_OR, other, self, None)
+
+    def __invert__(self):
+        _bool_only(self, True, "~")
+        return _unary(_CMP + P_NOT, self, None)
+
+    def __neg__(self):
+        return _unary(U_NEG, self, None)
+
+    def __pos__(self):
+        return self.copy()
+
+    def __abs__(self):
+        return _unary(U_ABS, self, None)
+
     # buffer protocol, DLPack and pickling live in _export.pxi
     def __getbuffer__(self, Py_buffer* view, int flags):
         _get_buffer(self, view, flags)
@@ -636,6 +809,15 @@ cdef class Array:
     def __reduce__(self):
         return (_reconstruct, (self.shape, dtype_of(self.dtype_num).name,
                                memoryview(self.copy()).tobytes()))
+
+
+cdef int _bool_only(Array a, object other, str op) except -1:
+    """&, | and ~ are logical on bool arrays; carray has no bitwise integer ops."""
+    if a.dtype_num != BOOL or not (isinstance(other, (bool, Array)) and
+                                   (not isinstance(other, Array) or (<Array>other).dtype_num == BOOL)):
+        raise TypeError(f"operator {op} is supported for bool arrays only (got {a.dtype.name}); "
+                        f"use logical_and/logical_or/logical_not")
+    return 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -744,6 +926,9 @@ cdef Array _reshape(Array a, object shape, object order):
     if order not in ("C", "A"):
         raise ValueError(f"order must be one of 'C', 'F', 'A', got {order!r}")
     n = _resolve_shape(a, shape, newshape)
+    if n == a.ndim and all(newshape[d] == a.shape_[d] for d in range(n)) \
+            and -1 not in (shape if isinstance(shape, (tuple, list)) else (shape,)):
+        return make_view(a, n, a.shape_, a.strides_, a.offset)    # same shape: NumPy keeps strides
     if _reshape_strides(a, n, newshape, newstrides):
         return make_view(a, n, newshape, newstrides, a.offset)
     cdef Array c = a.copy()
@@ -801,10 +986,15 @@ cdef tuple _axis_tuple(object axis, int ndim):
 
 cdef Array _copy_as(Array a, int dtype_num, object order):
     cdef Array out
+    cdef Py_ssize_t stride = 1
+    cdef int d
     if order == "F":
-        out = new_array(a.ndim, a.shape_, dtype_num).transpose()
-        copy_into(out, a.transpose())
-        return out.transpose()
+        out = new_array(a.ndim, a.shape_, dtype_num)
+        for d in range(a.ndim):          # an F-contiguous owner (NumPy's copy(order='F'))
+            out.strides_[d] = stride
+            stride *= a.shape_[d] if a.shape_[d] > 0 else 1
+        copy_into(out, a)
+        return out
     if order not in ("C", "K", "A"):
         raise ValueError(f"order must be one of 'C', 'F', 'A', 'K', got {order!r}")
     out = new_array(a.ndim, a.shape_, dtype_num)
@@ -949,6 +1139,8 @@ def broadcast_arrays(*arrays):
 def ascontiguousarray(a, dtype=None):
     """a as a C-contiguous array: a itself when it already is (and has `dtype`), else a copy."""
     cdef Array arr = as_array(a, parse_dtype_num(dtype, -1))
+    if arr.ndim == 0:                   # at least 1-d, as NumPy's
+        return _reshape(arr, (1,), "C")
     if arr.c_contiguous():
         return arr
     return _copy_as(arr, arr.dtype_num, "C")

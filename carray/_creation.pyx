@@ -10,9 +10,10 @@ import math
 
 from carray._array cimport Array, new_array, copy_into, parse_shape, parse_dtype_num, parse_device
 from carray._array cimport as_array
-from carray._dtype cimport BOOL, FLOAT32, FLOAT64, INT32, INT64, itemsize_of
+from carray._dtype cimport BOOL, FLOAT32, FLOAT64, INT32, INT64, itemsize_of, bool_t
 from carray._strided cimport MAXDIMS
 from libc.stdint cimport int32_t, int64_t
+from libc.math cimport floor
 from libc.string cimport memset
 
 
@@ -47,7 +48,7 @@ def _default_num_for(value):
         return BOOL
     if isinstance(value, int):
         return INT64
-    if isinstance(value, float):
+    if isinstance(value, float) and not hasattr(value, "dtype"):    # np.float64 keeps float64
         return FLOAT32
     return as_array(value, -1).dtype_num
 
@@ -119,7 +120,13 @@ def arange(start, stop=None, step=None, dtype=None, device=None):
     if all_int:
         n = max(0, -((start - stop) // step))
     else:
-        n = max(0, int(math.ceil((stop - start) / step)))
+        try:
+            n = max(0, int(math.ceil((stop - start) / step)))
+        except (OverflowError, ValueError):
+            raise ValueError(f"arange: cannot compute the length of arange({start}, {stop}, "
+                             f"{step})") from None
+    if n >= (<Py_ssize_t>1 << 62):
+        raise ValueError(f"arange: {n} elements exceed the maximum allowed size")
     cdef Py_ssize_t size = n, i
     cdef Array a = new_array(1, &size, num)
     cdef double fstart, fstep
@@ -135,13 +142,40 @@ def arange(start, stop=None, step=None, dtype=None, device=None):
                 for i in range(size):
                     (<int32_t*>a.data)[i] = <int32_t>(istart + i * istep)
             return a
-    # NumPy computes start + i * step in the array's type (float64 in general)
-    fstart = start
-    fstep = step
-    cdef Array tmp = new_array(1, &size, FLOAT64)
-    for i in range(size):
-        (<double*>tmp.data)[i] = fstart + i * fstep
-    copy_into(a, tmp)
+    # NumPy's algorithm, so that values match bit for bit: the first two values are start and
+    # start + step (a Python sum) converted to the dtype; value i is first + i * (second - first)
+    # in the dtype's own arithmetic (float32 for float32).
+    if num == BOOL and size > 2:
+        raise TypeError(f"arange() is only supported for booleans when the result has at most "
+                        f"length 2, got length {size}")
+    second = start + step
+    cdef float f0, fd
+    cdef double d0, dd
+    if num == FLOAT32:
+        f0 = <float>start
+        fd = <float>second - f0
+        for i in range(size):
+            (<float*>a.data)[i] = f0 + <float>i * fd
+        if size > 1:
+            (<float*>a.data)[1] = <float>second
+    elif num == FLOAT64:
+        d0 = start
+        dd = <double>second - d0
+        for i in range(size):
+            (<double*>a.data)[i] = d0 + <double>i * dd
+        if size > 1:
+            (<double*>a.data)[1] = <double>second
+    elif num == BOOL:
+        for i in range(size):
+            (<bool_t*>a.data)[i] = bool(start if i == 0 else second)
+    else:                           # an integer dtype from float arguments: truncate, as NumPy
+        istart = int(start)
+        istep = int(second) - istart
+        for i in range(size):
+            if num == INT64:
+                (<int64_t*>a.data)[i] = istart + i * istep
+            else:
+                (<int32_t*>a.data)[i] = <int32_t>(istart + i * istep)
     return a
 
 
@@ -167,7 +201,11 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, devi
         t[i] = fstart + i * step if div > 0 else fstart + i * delta
     if endpoint and n > 1:
         t[n - 1] = stop
-    cdef Array a = new_array(1, &n, parse_dtype_num(dtype, FLOAT32))
+    cdef int out_num = parse_dtype_num(dtype, FLOAT32)
+    if out_num == INT32 or out_num == INT64:
+        for i in range(n):
+            t[i] = floor(t[i])          # NumPy 2 rounds towards -inf for integer dtypes
+    cdef Array a = new_array(1, &n, out_num)
     copy_into(a, tmp)
     if retstep:
         return a, (step if div > 0 else float("nan"))

@@ -157,7 +157,7 @@ def result_type(*arrays_and_dtypes):
             weak_rank = max(weak_rank, 0)
         elif isinstance(x, int):
             weak_rank = max(weak_rank, 1)
-        elif isinstance(x, float):
+        elif isinstance(x, float) and not hasattr(x, "dtype"):    # np.float64 is strong
             weak_rank = max(weak_rank, 2)
         else:
             d = None if isinstance(x, (type, str, DType)) else getattr(x, "dtype", None)

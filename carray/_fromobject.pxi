@@ -1,8 +1,22 @@
 # Arrays from Python objects: scalars, nested sequences, buffer-protocol exporters, DLPack.
 # (included by _array.pyx)
 
+cdef bint _is_numpy_scalar(object x):
+    """True for NumPy scalars (np.float64(1.5), np.int32(2)): 0-d, typed, immutable."""
+    return hasattr(x, "dtype") and getattr(x, "ndim", None) == 0 and not hasattr(x, "__setitem__")
+
+
 cdef object _dtype_of_leaf(object x):
     """(kind rank, strong type number or -1, Python value) of one scalar leaf."""
+    cdef int num
+    d = None if type(x) in (bool, int, float) else getattr(x, "dtype", None)
+    if d is not None:         # a NumPy scalar: its dtype is strong when carray has it
+        try:
+            num = (<DType>as_dtype(d)).num
+        except TypeError:
+            num = -1
+        if num >= 0:
+            return (0, 1, 1, 2, 2)[num], num, x.item()
     if isinstance(x, bool):
         return 0, -1, x
     if isinstance(x, int):
@@ -12,10 +26,6 @@ cdef object _dtype_of_leaf(object x):
     if isinstance(x, complex) or isinstance(x, (str, bytes)):
         raise TypeError(f"cannot convert {type(x).__name__} {x!r} to a carray element; "
                         f"expected bool, int or float")
-    d = getattr(x, "dtype", None)
-    if d is not None:         # a NumPy scalar: its dtype is strong
-        num = (<DType>as_dtype(d)).num
-        return (0, 1, 1, 2, 2)[num], num, x.item()
     if hasattr(x, "__index__"):
         return 1, -1, operator.index(x)
     if hasattr(x, "__float__"):
@@ -49,7 +59,8 @@ cdef void _flatten(object obj, int depth, list shape, list leaves, list state) e
         for x in obj:
             _flatten(x, depth + 1, shape, leaves, state)
         return
-    if isinstance(obj, Array) or (PyObject_CheckBuffer(obj) and not isinstance(obj, (bytes, str))):
+    if isinstance(obj, Array) or (PyObject_CheckBuffer(obj) and not isinstance(obj, (bytes, str))
+                                  and not _is_numpy_scalar(obj)):
         # a nested array: its dtype is strong; its elements join as leaves of their own kind
         arr = as_array(obj, -1)
         state[2] = arr.dtype_num if state[2] < 0 else promote_nums(state[2], arr.dtype_num)
@@ -126,6 +137,33 @@ cdef int _format_num(Py_buffer* view) noexcept:
     return -1
 
 
+def _buffer_values(m):
+    """Nested lists of the values of memoryview m, also for formats that memoryview.tolist
+    cannot read ('e' float16, byte-swapped '>d'); TypeError for formats struct cannot read."""
+    try:
+        return m.tolist()
+    except NotImplementedError:
+        pass
+    import struct
+    fmt = m.format
+    try:
+        item = struct.Struct(fmt if fmt[:1] in "@=<>!" else "=" + fmt)
+    except struct.error:
+        item = None
+    if item is None or item.size != m.itemsize or len(item.unpack(bytes(m.itemsize))) != 1:
+        raise TypeError(f"cannot convert a buffer of format {fmt!r}; carray holds bool, int32, "
+                        f"int64, float32 and float64") from None
+    flat = [v[0] for v in item.iter_unpack(m.tobytes())]
+    def nest(lo, dims):
+        if not dims:
+            return flat[lo]
+        step = 1
+        for s in dims[1:]:
+            step *= s
+        return [nest(lo + i * step, dims[1:]) for i in range(dims[0])]
+    return nest(0, tuple(m.shape))
+
+
 cdef Array _from_buffer(object obj, int num):
     """An array over obj's buffer: zero-copy when its format and strides fit, else a copy."""
     cdef Py_buffer view
@@ -135,14 +173,26 @@ cdef Array _from_buffer(object obj, int num):
     cdef Py_ssize_t bstrides[MAXDIMS]
     try:
         PyObject_GetBuffer(obj, &view, PyBUF_RECORDS_RO | PyBUF_WRITABLE)
-    except BufferError:
+    except (BufferError, ValueError):       # NumPy raises ValueError for read-only arrays
         PyObject_GetBuffer(obj, &view, PyBUF_RECORDS_RO)
         readonly = True
     fnum = _format_num(&view)
     if fnum < 0 or view.ndim > MAXDIMS:
         PyBuffer_Release(&view)
-        values = memoryview(obj).tolist()
-        return as_array(values, num)
+        m = memoryview(obj)
+        fmt = m.format.lstrip("@=<>!")
+        if num < 0 and len(fmt) == 1:
+            # the dtype follows the format (also for empty buffers): a byte-swapped type carray
+            # has keeps it; other ints become int64, other floats (float16) float32
+            if fmt in "ilq" and m.itemsize in (4, 8):
+                num = (INT32, INT64)[m.itemsize == 8]
+            elif fmt in "bBhHiIlLqQnN":
+                num = INT64
+            elif fmt in "efd":
+                num = FLOAT64 if fmt == "d" and m.itemsize == 8 else FLOAT32
+            elif fmt == "?":
+                num = BOOL
+        return as_array(_buffer_values(m), num).reshape(m.shape)
     a = Array.__new__(Array)
     a.storage = storage_from_buffer(obj, &view)     # owns `view` from here on
     a.owner = None
@@ -184,20 +234,22 @@ cdef Array as_array(object obj, int num):
         return _scalar_array(obj, BOOL if num < 0 else num)
     if isinstance(obj, int):
         return _scalar_array(obj, INT64 if num < 0 else num)
-    if isinstance(obj, float):
+    if isinstance(obj, float) and not hasattr(obj, "dtype"):
         return _scalar_array(obj, FLOAT32 if num < 0 else num)
     if isinstance(obj, (list, tuple)):
         return _from_sequence(obj, num)
     if isinstance(obj, (str, bytes)):
         raise TypeError(f"cannot make a carray array from {type(obj).__name__} {obj!r}; "
                         f"expected numbers, nested sequences of numbers or a buffer")
+    if _is_numpy_scalar(obj):
+        return _from_sequence(obj, num)     # a new 0-d array of its dtype (owns its memory)
     if PyObject_CheckBuffer(obj):
         return _from_buffer(obj, num)
     if hasattr(obj, "__dlpack__"):
         a = from_dlpack(obj)
         return a if num < 0 or num == a.dtype_num else _copy_as(a, num, "K")
     if hasattr(obj, "__float__") or hasattr(obj, "__index__") or hasattr(obj, "dtype"):
-        return _from_sequence([obj], num).reshape(())
+        return _from_sequence(obj, num)
     raise TypeError(f"cannot make a carray array from {type(obj).__name__}; expected a number, "
                     f"a nested sequence of numbers, or an object with the buffer protocol")
 
@@ -218,7 +270,7 @@ def asarray(obj, dtype=None, device=None, copy=None):
         if isinstance(obj, Array) or (PyObject_CheckBuffer(obj) and not isinstance(obj, (bytes, str))) \
                 or hasattr(obj, "__dlpack__"):
             a = as_array(obj, -1)
-            if num < 0 or num == a.dtype_num:
+            if (num < 0 or num == a.dtype_num) and _shares_input(a, obj):
                 return a
         raise ValueError("Unable to avoid copy while creating an array as requested.")
     a = as_array(obj, num)

@@ -46,7 +46,7 @@ cdef Array _index_array(object k):
         return arr
     if arr.dtype_num == INT32 or arr.dtype_num == INT64:
         return arr
-    if arr.size_c() == 0 and not isinstance(k, Array):     # a[[]] indexes with an empty int list
+    if arr.size_c() == 0 and isinstance(k, (list, tuple)):  # a[[]] indexes with an empty int list
         return new_array(arr.ndim, arr.shape_, INT64)
     raise IndexError(f"arrays used as indices must be of integer (or boolean) type, "
                      f"got {dtype_of(arr.dtype_num).name}")
@@ -262,7 +262,7 @@ cdef object _advanced(Array a, tuple key, object value, bint assign):
         if result.storage is a.storage:
             result = result.copy()
         try:
-            result = broadcast_to(result, rshape)
+            result = broadcast_to(drop_leading_ones(result, len(rshape)), rshape)
         except ValueError:
             raise ValueError(f"shape mismatch: value array of shape {result.shape} could not be "
                              f"broadcast to indexing result of shape {rshape}") from None

@@ -59,8 +59,10 @@ cdef int _write_scalar(char* p, int num, object value) except -1:
         (<bool_t*>p)[0] = 1 if value else 0
     else:
         if isinstance(value, float):
-            if value != value or value in (float("inf"), float("-inf")):
+            if value != value:
                 raise ValueError(f"cannot convert float {value} to integer")
+            if value in (float("inf"), float("-inf")):      # OverflowError, as int(inf)
+                raise OverflowError(f"cannot convert float {value} to integer")
             value = int(value)
         else:
             value = operator.index(value)
@@ -87,4 +89,6 @@ cdef Array _scalar_for(object value, int num):
     with range checks; anything else through as_array)."""
     if isinstance(value, (bool, int, float)):
         return _scalar_array(value, num)
+    if isinstance(value, (list, tuple)):
+        return _from_sequence(value, num)      # NumPy converts sequences with the target dtype
     return as_array(value, -1)

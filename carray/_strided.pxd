@@ -27,6 +27,8 @@ cdef struct NdLoop:
 
 cdef void prepare_loop(NdLoop* it, int nop, int ndim, const Py_ssize_t* shape, char** data,
                        Py_ssize_t (*strides)[MAXDIMS]) noexcept nogil
+cdef void prepare_loop_by(NdLoop* it, int nop, int ndim, const Py_ssize_t* shape, char** data,
+                          Py_ssize_t (*strides)[MAXDIMS], int order_op) noexcept nogil
 cdef void run_loop(NdLoop* it, loop1d_t fn, void* aux, void* aux2,
                    Py_ssize_t parallel_min) noexcept nogil
 cdef int max_threads() noexcept nogil

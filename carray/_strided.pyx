@@ -42,6 +42,13 @@ cdef inline Py_ssize_t _abs(Py_ssize_t x) noexcept nogil:
 cdef void prepare_loop(NdLoop* it, int nop, int ndim, const Py_ssize_t* shape, char** data,
                        Py_ssize_t (*strides)[MAXDIMS]) noexcept nogil:
     """Plan the walk over `ndim`-d operands; operand 0 is the output (its layout sets the order)."""
+    prepare_loop_by(it, nop, ndim, shape, data, strides, 0)
+
+
+cdef void prepare_loop_by(NdLoop* it, int nop, int ndim, const Py_ssize_t* shape, char** data,
+                          Py_ssize_t (*strides)[MAXDIMS], int order_op) noexcept nogil:
+    """prepare_loop with the walk order set by operand `order_op`'s strides (reductions walk
+    in their input's memory order; their output has stride 0 along reduced dims)."""
     cdef int perm[MAXDIMS]
     cdef Py_ssize_t sh[MAXDIMS]
     cdef Py_ssize_t st[MAXOPS][MAXDIMS]
@@ -63,7 +70,7 @@ cdef void prepare_loop(NdLoop* it, int nop, int ndim, const Py_ssize_t* shape, c
         if shape[d] == 1:
             continue
         i = k
-        while i > 0 and _abs(strides[0][perm[i - 1]]) < _abs(strides[0][d]):
+        while i > 0 and _abs(strides[order_op][perm[i - 1]]) < _abs(strides[order_op][d]):
             perm[i] = perm[i - 1]
             i -= 1
         perm[i] = d
@@ -96,8 +103,8 @@ cdef void prepare_loop(NdLoop* it, int nop, int ndim, const Py_ssize_t* shape, c
         return
     # tile when some input runs fastest along the output's second-fastest dim
     if k >= 2 and sh[k - 1] >= TILE and sh[k - 2] >= TILE:
-        for op in range(1, nop):
-            if 0 < _abs(st[op][k - 2]) < _abs(st[op][k - 1]):
+        for op in range(nop):
+            if op != order_op and 0 < _abs(st[op][k - 2]) < _abs(st[op][k - 1]):
                 it.tiled = True
                 break
     if it.tiled:

@@ -1,0 +1,2 @@
+# The elementwise kernels compiled for the avx2 SIMD level (setup.py sets its compiler flags).
+include "_kernels.pxi"

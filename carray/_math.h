@@ -1,0 +1,64 @@
+/* Branch-free float32 math that compilers vectorise (libm's expf is a call per element).
+ *
+ * carray_expf: e^x = 2^n * e^r with n = round(x / ln2) and |r| <= ln2/2; e^r from Cephes' degree-7
+ * polynomial (max error about 1 ulp); 2^n applied as two exact power-of-two factors so results
+ * down to the subnormal range are right. NaN in gives NaN; x > 88.72 gives inf, x < -103.98 gives 0.
+ * Selections are written as bit masks (carray_select): GCC does not if-convert float ?: without
+ * -ffast-math, and a branch in the loop stops vectorisation.
+ */
+#ifndef CARRAY_MATH_H
+#define CARRAY_MATH_H
+#include <stdint.h>
+#include <string.h>
+
+static inline float carray_select(int cond, float a, float b) {
+  /* cond ? a : b without a branch */
+  uint32_t m = -(uint32_t)(cond != 0), ua, ub, r;
+  float f;
+  memcpy(&ua, &a, sizeof ua);
+  memcpy(&ub, &b, sizeof ub);
+  r = (ua & m) | (ub & ~m);
+  memcpy(&f, &r, sizeof f);
+  return f;
+}
+
+static inline float carray_pow2i(int32_t n) {
+  /* 2^n for -126 <= n <= 127, built from its exponent bits */
+  int32_t bits = (n + 127) << 23;
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+static inline float carray_expf(float x) {
+  const float log2e = 1.44269504088896341f;
+  const float ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
+  const float magic = 12582912.0f;                 /* 1.5 * 2^23: adding it rounds to an integer */
+  const float hi = 88.7228f, lo = -103.98f;
+  float xc = carray_select(x > hi, hi, x);
+  xc = carray_select(xc < lo, lo, xc);
+  float fn = (xc * log2e + magic) - magic;         /* round(x / ln2), |fn| <= 150 */
+  float r = xc - fn * ln2_hi;
+  r = r - fn * ln2_lo;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  int32_t n = (int32_t)fn;
+  int32_t n1 = n >> 1;                             /* 2^n = 2^n1 * 2^(n - n1), both normal */
+  float y = p * carray_pow2i(n1) * carray_pow2i(n - n1);
+  y = carray_select(x > hi, __builtin_inff(), y);
+  y = carray_select(x < lo, 0.0f, y);
+  return carray_select(x != x, x, y);
+}
+
+static inline float carray_sigmoidf(float x) {
+  /* 1 / (1 + e^-x) without overflow: e^-|x| never exceeds 1 */
+  float e = carray_expf(carray_select(x >= 0, -x, x));
+  float s = 1.0f / (1.0f + e);
+  return carray_select(x >= 0, s, e * s);
+}
+#endif

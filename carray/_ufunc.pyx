@@ -1,0 +1,924 @@
+# cython: wraparound=True
+"""Elementwise ops and reductions: dtype resolution, broadcasting, output allocation, dispatch.
+
+Every op here is one row of the op table (_kernel_table.pxd). This layer decides the compute and
+result dtypes (NumPy 2 promotion, Python scalars weak), broadcasts the operands (stride 0),
+checks `out=`, then runs the op's typed 1-d loop through the shared strided driver
+(_strided.prepare_loop/run_loop). The loops come from the kernel build the CPU supports best
+(_kernels_avx512, _kernels_avx2 or _kernels_generic; CARRAY_SIMD=generic|avx2|avx512 overrides).
+"""
+
+import importlib
+import os
+
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.pycapsule cimport PyCapsule_GetPointer
+from cython.parallel cimport prange
+from libc.math cimport INFINITY, NAN
+from libc.stdint cimport int32_t, int64_t, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
+from libc.string cimport memset
+
+from carray._array cimport (Array, as_array, copy_into, install_op_hooks, make_view, new_array,
+                            normalize_axis, parse_dtype_num)
+from carray._dtype cimport (BOOL, FLOAT32, FLOAT64, INT32, INT64, bool_t, dtype_of, itemsize_of,
+                            promote_nums)
+from carray._kernel_table cimport *
+from carray._strided cimport (MAXDIMS, MAXOPS, NdLoop, loop1d_t, max_threads, prepare_loop,
+                              prepare_loop_by, run_loop)
+
+cdef extern from "_cpu.h":
+    int carray_simd_level()
+
+# elementwise work below this many elements stays on one thread
+cdef Py_ssize_t PARALLEL_MIN = 1 << 16
+
+# -- choosing the kernel build -----------------------------------------------------------------
+
+cdef KernelTable* K = NULL
+_BUILDS = ("generic", "avx2", "avx512")
+
+
+def _load_kernels():
+    """Import the widest kernel build this CPU runs (or the one CARRAY_SIMD names)."""
+    global K
+    level = carray_simd_level()
+    wanted = os.environ.get("CARRAY_SIMD")
+    if wanted is not None:
+        if wanted not in _BUILDS:
+            raise ValueError(f"CARRAY_SIMD={wanted!r}; expected one of {_BUILDS}")
+        level = min(level, _BUILDS.index(wanted))
+    for lvl in range(level, -1, -1):
+        try:
+            mod = importlib.import_module("carray._kernels_" + _BUILDS[lvl])
+        except ImportError:
+            continue
+        K = <KernelTable*>PyCapsule_GetPointer(mod.kernel_table(), b"carray.KernelTable")
+        return _BUILDS[lvl]
+    raise ImportError("no carray kernel build could be imported")
+
+
+simd_build = _load_kernels()
+
+# -- operands ----------------------------------------------------------------------------------
+
+cdef inline int _weak_kind(object x) noexcept:
+    """0/1/2 for a Python bool/int/float (weak scalars), -1 for anything else."""
+    cdef type t = type(x)
+    if t is float:
+        return 2
+    if t is int:
+        return 1
+    if t is bool:
+        return 0
+    return -1
+
+
+cdef inline int _kind_rank(int num) noexcept:
+    return 0 if num == BOOL else (2 if num == FLOAT32 or num == FLOAT64 else 1)
+
+
+cdef inline int _with_weak(int num, int kind) noexcept:
+    """The dtype of an array of type num combined with a weak scalar of `kind`."""
+    if kind <= _kind_rank(num):
+        return num
+    return (BOOL, INT64, FLOAT32)[kind]
+
+
+cdef Array _operand(object x, int weak, int num):
+    """x as an Array of type num (a weak scalar becomes a 0-d array, range-checked)."""
+    cdef Array a
+    if weak >= 0:
+        return as_array(x, num)
+    a = <Array>x
+    if a.dtype_num == num:
+        return a
+    return a.astype(dtype_of(num))
+
+
+cdef int _broadcast(Array a, Array b, Array c, Py_ssize_t* shape) except -1:
+    """Write the broadcast shape of a, b and c (c may be None) to `shape`; return its ndim.
+    ValueError naming every shape when they do not broadcast (NumPy's message)."""
+    cdef int nd = 0, d, k
+    cdef Py_ssize_t v
+    cdef Array x
+    ops = (a, b) if c is None else (a, b, c)
+    for x in ops:
+        if x.ndim > nd:
+            nd = x.ndim
+    for d in range(nd):
+        shape[d] = 1
+    for x in ops:
+        k = nd - x.ndim
+        for d in range(x.ndim):
+            v = x.shape_[d]
+            if v != shape[k + d]:
+                if shape[k + d] == 1:
+                    shape[k + d] = v
+                elif v != 1:
+                    raise ValueError("operands could not be broadcast together with shapes "
+                                     + " ".join(str(y.shape).replace(" ", "") for y in ops))
+    return nd
+
+
+cdef inline void _bstrides(Array a, int nd, Py_ssize_t* out) noexcept:
+    """a's byte strides broadcast to nd dims (0 along new and size-1 dims)."""
+    cdef int k = nd - a.ndim, d
+    for d in range(k):
+        out[d] = 0
+    for d in range(a.ndim):
+        out[k + d] = 0 if a.shape_[d] == 1 else a.strides_[d] * a.itemsize
+
+
+cdef bint _same_layout(Array a, Array b) noexcept:
+    cdef int d
+    if a.data != b.data or a.ndim != b.ndim:
+        return False
+    for d in range(a.ndim):
+        if a.shape_[d] != b.shape_[d] or (a.shape_[d] > 1 and a.strides_[d] != b.strides_[d]):
+            return False
+    return True
+
+
+cdef bint _overlaps(Array a, Array b) noexcept:
+    """True when a and b share storage but are not the same view (an in-place hazard)."""
+    return a.storage is b.storage and not _same_layout(a, b)
+
+
+cdef inline bint _can_cast_same_kind(int src, int dst) noexcept:
+    return _kind_rank(dst) >= _kind_rank(src)
+
+
+cdef Array _output(object out, int nd, Py_ssize_t* shape, int num, str name):
+    """The array to write results of type num into: a new one, or `out` when it fits exactly.
+
+    Raises TypeError when out is not an Array, ValueError when its shape differs from the
+    broadcast shape, TypeError (NumPy's UFuncTypeError) when num cannot be cast to its dtype
+    with same_kind casting."""
+    cdef Array o
+    cdef int d
+    if out is None:
+        return new_array(nd, shape, num)
+    if isinstance(out, tuple) and len(out) == 1:
+        out = out[0]
+    if not isinstance(out, Array):
+        raise TypeError(f"{name}: out must be a carray Array, got {type(out).__name__}")
+    o = <Array>out
+    if o.ndim != nd or o.shape != tuple([shape[d] for d in range(nd)]):
+        raise ValueError(f"non-broadcastable output operand with shape {o.shape} doesn't match "
+                         f"the broadcast shape {tuple(shape[d] for d in range(nd))}")
+    if not o.writeable:
+        raise ValueError("output array is read-only")
+    if not _can_cast_same_kind(num, o.dtype_num):
+        raise TypeError(f"Cannot cast ufunc '{name}' output from dtype('{dtype_of(num).name}') "
+                        f"to dtype('{o.dtype.name}') with casting rule 'same_kind'")
+    return o
+
+
+cdef int _run(Array o, Array a, Array b, Array c, int nd, Py_ssize_t* shape, loop1d_t fn,
+              int order_op) except -1:
+    """Run fn over o (the output) and the inputs a, b, c (b, c may be None), broadcast to
+    `shape`; the walk follows operand order_op's layout."""
+    cdef NdLoop it
+    cdef char* data[MAXOPS]
+    cdef Py_ssize_t strides[MAXOPS][MAXDIMS]
+    cdef int nops = 2 if b is None else (3 if c is None else 4)
+    data[0] = o.data
+    _bstrides(o, nd, strides[0])
+    data[1] = a.data
+    _bstrides(a, nd, strides[1])
+    if b is not None:
+        data[2] = b.data
+        _bstrides(b, nd, strides[2])
+    if c is not None:
+        data[3] = c.data
+        _bstrides(c, nd, strides[3])
+    with nogil:
+        prepare_loop_by(&it, nops, nd, shape, data, strides, order_op)
+        run_loop(&it, fn, NULL, NULL, PARALLEL_MIN)
+    return 0
+
+
+cdef object _finish(Array result, object out):
+    """Copy a result computed in another dtype into `out` (or return it)."""
+    if out is None:
+        return result
+    if isinstance(out, tuple):
+        out = out[0]
+    if result is not out:
+        copy_into(<Array>out, result)
+    return out
+
+
+# -- binary ops --------------------------------------------------------------------------------
+
+cdef enum:
+    COMPARE_BASE = 100       # codes >= this are comparisons (CompareOp + COMPARE_BASE)
+
+cdef tuple _BINARY_NAMES = ("add", "subtract", "multiply", "divide", "power", "maximum", "minimum")
+cdef tuple _COMPARE_NAMES = ("equal", "not_equal", "less", "less_equal", "greater",
+                             "greater_equal", "logical_and", "logical_or")
+
+
+cdef object binary(int code, object x, object y, object out):
+    """The binary op `code` (a BinaryOp, or COMPARE_BASE + a CompareOp) of x and y."""
+    cdef int wx = _weak_kind(x), wy = _weak_kind(y), ct, res_num, d
+    cdef Array a, b, o
+    cdef Py_ssize_t shape[MAXDIMS]
+    cdef bint compare = code >= COMPARE_BASE
+    cdef str name = _COMPARE_NAMES[code - COMPARE_BASE] if compare else _BINARY_NAMES[code]
+    if wx < 0 and type(x) is not Array:
+        x = as_array(x, -1)
+    if wy < 0 and type(y) is not Array:
+        y = as_array(y, -1)
+    # compute dtype: NumPy 2 promotion with weak Python scalars
+    if wx < 0 and wy < 0:
+        ct = promote_nums((<Array>x).dtype_num, (<Array>y).dtype_num)
+    elif wx < 0:
+        ct = _with_weak((<Array>x).dtype_num, wy)
+    elif wy < 0:
+        ct = _with_weak((<Array>y).dtype_num, wx)
+    else:
+        ct = (BOOL, INT64, FLOAT32)[wx if wx > wy else wy]
+    if not compare:
+        if code == B_SUB and ct == BOOL:
+            raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the "
+                            "bitwise_xor, the `^` operator, or the logical_xor function instead.")
+        if code == B_DIV and _kind_rank(ct) < 2:
+            ct = FLOAT64 if wx < 0 or wy < 0 else FLOAT32
+        if code == B_POW and ct == BOOL:
+            ct = INT64
+    a = _operand(x, wx, ct)
+    b = _operand(y, wy, ct)
+    if not compare and code == B_POW and _kind_rank(ct) == 1 and _any_negative(b):
+        raise ValueError("Integers to negative integer powers are not allowed.")
+    cdef int nd = _broadcast(a, b, None, shape) if a.ndim or b.ndim else 0
+    res_num = BOOL if compare else ct
+    o = _output(out, nd, shape, res_num, name)
+    if o.dtype_num != res_num:
+        o = new_array(nd, shape, res_num)
+    elif out is not None:
+        if _overlaps(o, a):
+            a = a.copy()
+        if _overlaps(o, b):
+            b = b.copy()
+    _run(o, a, b, None, nd, shape,
+         K.compare[code - COMPARE_BASE][ct] if compare else K.binary[code][ct], 0)
+    return _finish(o, out)
+
+
+cdef bint _any_negative(Array b) except -1:
+    cdef Array c = b.astype(dtype_of(INT64))
+    cdef Py_ssize_t i, n = c.size_c()
+    cdef int64_t* p = <int64_t*>c.data
+    for i in range(n):
+        if p[i] < 0:
+            return True
+    return False
+
+
+# -- unary ops ---------------------------------------------------------------------------------
+
+cdef enum:
+    PREDICATE_BASE = 100     # codes >= this are predicates (PredicateOp + PREDICATE_BASE)
+
+cdef tuple _UNARY_NAMES = ("negative", "absolute", "sign", "exp", "log", "log1p", "expm1", "sqrt",
+                           "square", "reciprocal", "sin", "cos", "tanh", "floor", "ceil", "relu",
+                           "sigmoid")
+cdef tuple _PREDICATE_NAMES = ("logical_not", "isnan", "isfinite")
+
+
+cdef object unary(int code, object x, object out):
+    """The unary op `code` (a UnaryOp, or PREDICATE_BASE + a PredicateOp) of x."""
+    cdef Array a = x if type(x) is Array else as_array(x, -1)
+    cdef Array o
+    cdef int ct = a.dtype_num, res_num
+    cdef bint predicate = code >= PREDICATE_BASE
+    cdef str name = _PREDICATE_NAMES[code - PREDICATE_BASE] if predicate else _UNARY_NAMES[code]
+    if not predicate:
+        if code in (U_EXP, U_LOG, U_LOG1P, U_EXPM1, U_SQRT, U_SIN, U_COS, U_TANH, U_SIGMOID,
+                    U_RECIP) and _kind_rank(ct) < 2:
+            ct = FLOAT32 if ct == BOOL else FLOAT64
+        elif ct == BOOL and code == U_NEG:
+            raise TypeError("The numpy boolean negative, the `-` operator, is not supported, use "
+                            "the `~` operator or the logical_not function instead.")
+        elif ct == BOOL and code == U_SIGN:
+            raise TypeError("ufunc 'sign' did not contain a loop with signature matching types "
+                            "bool")
+        elif ct == BOOL and code == U_SQUARE:
+            ct = INT64
+    a = _operand(a, -1, ct)
+    res_num = BOOL if predicate else ct
+    o = _output(out, a.ndim, a.shape_, res_num, name)
+    if o.dtype_num != res_num:
+        o = new_array(a.ndim, a.shape_, res_num)
+    elif out is not None and _overlaps(o, a):
+        a = a.copy()
+    _run(o, a, None, None, a.ndim, a.shape_,
+         K.predicate[code - PREDICATE_BASE][ct] if predicate else K.unary[code][ct], 0)
+    return _finish(o, out)
+
+
+def where(condition, x, y):
+    """Elements of x where condition is true, else of y (all three broadcast together).
+
+    The result dtype is the NumPy 2 promotion of x and y (Python scalars weak)."""
+    cdef int wx = _weak_kind(x), wy = _weak_kind(y), ct
+    cdef Py_ssize_t shape[MAXDIMS]
+    cdef Array c = as_array(condition, -1)
+    if c.dtype_num != BOOL:
+        c = <Array>unary(PREDICATE_BASE + P_NOT, unary(PREDICATE_BASE + P_NOT, c, None), None)
+    if wx < 0:
+        x = as_array(x, -1)
+    if wy < 0:
+        y = as_array(y, -1)
+    if wx < 0 and wy < 0:
+        ct = promote_nums((<Array>x).dtype_num, (<Array>y).dtype_num)
+    elif wx < 0:
+        ct = _with_weak((<Array>x).dtype_num, wy)
+    elif wy < 0:
+        ct = _with_weak((<Array>y).dtype_num, wx)
+    else:
+        ct = (BOOL, INT64, FLOAT32)[wx if wx > wy else wy]
+    cdef Array a = _operand(x, wx, ct)
+    cdef Array b = _operand(y, wy, ct)
+    cdef int nd = _broadcast(c, a, b, shape)
+    cdef Array o = new_array(nd, shape, ct)
+    _run(o, c, a, b, nd, shape, K.where[ct], 0)
+    return o
+
+
+# -- reductions --------------------------------------------------------------------------------
+
+cdef tuple _REDUCE_NAMES = ("add", "multiply", "maximum", "minimum")
+
+
+cdef int _reduced_axes(object axis, int ndim, bint* reduced) except -1:
+    """Mark the dims `axis` names (None: all); return how many. AxisError / ValueError."""
+    cdef int d, n = 0
+    for d in range(ndim):
+        reduced[d] = axis is None
+    if axis is None:
+        return ndim
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    for ax in axes:
+        d = normalize_axis(ax, ndim)
+        if reduced[d]:
+            raise ValueError(f"duplicate value in 'axis': {axis}")
+        reduced[d] = True
+    for d in range(ndim):
+        n += reduced[d]
+    return n
+
+
+cdef void _fill_identity(Array o, int op) noexcept:
+    """Set every element of the contiguous array o to op's identity (max: -inf, min: +inf)."""
+    cdef Py_ssize_t i, n = o.size_c()
+    cdef int num = o.dtype_num
+    if op == R_SUM:
+        memset(o.data, 0, n * o.itemsize)
+        return
+    for i in range(n):
+        if num == FLOAT32:
+            (<float*>o.data)[i] = 1 if op == R_PROD else (-INFINITY if op == R_MAX else INFINITY)
+        elif num == FLOAT64:
+            (<double*>o.data)[i] = 1 if op == R_PROD else (-INFINITY if op == R_MAX else INFINITY)
+        elif num == INT64:
+            (<int64_t*>o.data)[i] = 1 if op == R_PROD else (INT64_MIN if op == R_MAX else INT64_MAX)
+        elif num == INT32:
+            (<int32_t*>o.data)[i] = 1 if op == R_PROD else (INT32_MIN if op == R_MAX else INT32_MAX)
+        else:
+            (<bool_t*>o.data)[i] = 0 if op == R_MAX else 1
+
+
+cdef Array _reduce_into(Array a, int op, bint* reduced, Py_ssize_t nreduce):
+    """Reduce a (already of the compute dtype) over the marked dims; the result keeps every dim
+    (size 1 where reduced). Parallel: threads split the outermost walk dim; when that dim is
+    reduced, each thread folds into its own partial result and the partials are combined."""
+    cdef Py_ssize_t oshape[MAXDIMS]
+    cdef Py_ssize_t ostr[MAXDIMS]
+    cdef int d, nd = a.ndim
+    for d in range(nd):
+        oshape[d] = 1 if reduced[d] else a.shape_[d]
+    cdef Array o = new_array(nd, oshape, a.dtype_num)
+    _fill_identity(o, op)
+    if a.size_c() == 0:
+        return o
+    # the output seen at the input's shape: stride 0 along reduced dims
+    cdef Array ov = make_view(o, nd, a.shape_, o.strides_, 0)
+    for d in range(nd):
+        if reduced[d]:
+            ov.strides_[d] = 0
+    cdef int split = _split_dim(a) if a.size_c() >= PARALLEL_MIN and max_threads() > 1 else -1
+    if split < 0:
+        _run(ov, a, None, None, nd, a.shape_, K.reduce[op][a.dtype_num], 1)
+        return o
+    return _parallel_reduce(o, ov, a, op, split, reduced[split])
+
+
+cdef int _split_dim(Array a) noexcept:
+    """The dim with the largest |stride| and extent > 1 (the outermost of the walk)."""
+    cdef int d, best = -1
+    cdef Py_ssize_t s, bs = -1
+    for d in range(a.ndim):
+        s = a.strides_[d] if a.strides_[d] >= 0 else -a.strides_[d]
+        if a.shape_[d] > 1 and s > bs:
+            bs = s
+            best = d
+    return best
+
+
+cdef Array _parallel_reduce(Array o, Array ov, Array a, int op, int split, bint split_reduced):
+    cdef int nt = max_threads(), t, d, nd = a.ndim
+    cdef Py_ssize_t n = a.shape_[split], lo, hi
+    if nt > n:
+        nt = <int>n
+    parts = []
+    chunks = []
+    cdef Array part, pv, av
+    cdef Py_ssize_t shape[MAXDIMS]
+    for t in range(nt):
+        lo = n * t // nt
+        hi = n * (t + 1) // nt
+        for d in range(nd):
+            shape[d] = a.shape_[d]
+        shape[split] = hi - lo
+        av = make_view(a, nd, shape, a.strides_, a.offset + lo * a.strides_[split])
+        if split_reduced:
+            part = o if t == 0 else o.copy()
+            if t > 0:
+                _fill_identity(part, op)
+            pv = make_view(part, nd, shape, ov.strides_, part.offset)
+            parts.append(part)
+        else:
+            pv = make_view(o, nd, shape, ov.strides_, o.offset + lo * ov.strides_[split])
+        chunks.append((pv, av))
+    _run_chunks(chunks, nd, op, a.dtype_num)
+    if split_reduced:
+        for t in range(1, nt):
+            _combine(o, <Array>parts[t], op)
+    return o
+
+
+cdef int _run_chunks(list chunks, int nd, int op, int num) except -1:
+    """Run one serial reduction walk per chunk, the chunks on parallel threads."""
+    cdef int nt = len(chunks), t, d
+    cdef NdLoop* its = <NdLoop*>PyMem_Malloc(nt * sizeof(NdLoop))
+    cdef char* data[2]
+    cdef Py_ssize_t strides[2][MAXDIMS]
+    cdef Array pv, av
+    cdef loop1d_t fn = K.reduce[op][num]
+    if its == NULL:
+        raise MemoryError()
+    try:
+        for t in range(nt):
+            pv = chunks[t][0]
+            av = chunks[t][1]
+            data[0] = pv.data
+            data[1] = av.data
+            for d in range(nd):
+                strides[0][d] = pv.strides_[d] * pv.itemsize
+                strides[1][d] = av.strides_[d] * av.itemsize
+            prepare_loop_by(&its[t], 2, nd, av.shape_, data, strides, 1)
+        with nogil:
+            for t in prange(nt, num_threads=nt, schedule="static"):
+                run_loop(&its[t], fn, NULL, NULL, 1 << 62)
+    finally:
+        PyMem_Free(its)
+    return 0
+
+
+cdef void _combine(Array o, Array part, int op) except *:
+    _run(o, o, part, None, o.ndim, o.shape_,
+         K.binary[(B_ADD, B_MUL, B_MAX, B_MIN)[op]][o.dtype_num], 0)
+
+
+cdef object _shape_result(Array r, Array a, bint* reduced, bint keepdims):
+    """Drop the reduced dims of r (unless keepdims)."""
+    cdef Py_ssize_t shape[MAXDIMS]
+    cdef Py_ssize_t strides[MAXDIMS]
+    cdef int d, n = 0
+    if keepdims:
+        return r
+    for d in range(a.ndim):
+        if not reduced[d]:
+            shape[n] = r.shape_[d]
+            strides[n] = r.strides_[d]
+            n += 1
+    return make_view(r, n, shape, strides, r.offset)
+
+
+cdef object _reduce(int op, object x, object axis, object dtype, object out, bint keepdims):
+    cdef Array a = x if type(x) is Array else as_array(x, -1)
+    cdef bint reduced[MAXDIMS]
+    cdef int nred = _reduced_axes(axis, a.ndim, reduced)
+    cdef Py_ssize_t count = 1
+    cdef int d, ct = a.dtype_num
+    for d in range(a.ndim):
+        if reduced[d]:
+            count *= a.shape_[d]
+    if dtype is not None:
+        ct = parse_dtype_num(dtype, ct)
+    elif op == R_SUM or op == R_PROD:
+        if ct == BOOL or ct == INT32:
+            ct = INT64
+    if (op == R_MAX or op == R_MIN) and count == 0:
+        raise ValueError(f"zero-size array to reduction operation {_REDUCE_NAMES[op]} which has "
+                         f"no identity")
+    a = _operand(a, -1, ct)
+    cdef Array r = _reduce_into(a, op, reduced, count)
+    result = _shape_result(r, a, reduced, keepdims)
+    if out is not None:
+        o = _output(out, (<Array>result).ndim, (<Array>result).shape_, ct, _REDUCE_NAMES[op])
+        copy_into(o, result)
+        return out
+    return result
+
+
+cdef Py_ssize_t _nonreduced_size(Array a, bint* reduced) noexcept:
+    cdef Py_ssize_t n = 1
+    cdef int d
+    for d in range(a.ndim):
+        if not reduced[d]:
+            n *= a.shape_[d]
+    return n
+
+
+# -- public functions (NumPy names and arguments) ----------------------------------------------
+
+def add(x1, x2, out=None):
+    """x1 + x2 elementwise, broadcasting (bool: logical or)."""
+    return binary(B_ADD, x1, x2, out)
+
+
+def subtract(x1, x2, out=None):
+    """x1 - x2 elementwise, broadcasting (TypeError for bool)."""
+    return binary(B_SUB, x1, x2, out)
+
+
+def multiply(x1, x2, out=None):
+    """x1 * x2 elementwise, broadcasting (bool: logical and)."""
+    return binary(B_MUL, x1, x2, out)
+
+
+def divide(x1, x2, out=None):
+    """x1 / x2 (true division: integers give float64), broadcasting."""
+    return binary(B_DIV, x1, x2, out)
+
+
+true_divide = divide
+
+
+def power(x1, x2, out=None):
+    """x1 ** x2 elementwise; ValueError for integers to negative integer powers."""
+    return binary(B_POW, x1, x2, out)
+
+
+def maximum(x1, x2, out=None):
+    """Elementwise maximum; NaN if either is NaN."""
+    return binary(B_MAX, x1, x2, out)
+
+
+def minimum(x1, x2, out=None):
+    """Elementwise minimum; NaN if either is NaN."""
+    return binary(B_MIN, x1, x2, out)
+
+
+def equal(x1, x2, out=None):
+    """x1 == x2 elementwise (bool result)."""
+    return binary(COMPARE_BASE + C_EQ, x1, x2, out)
+
+
+def not_equal(x1, x2, out=None):
+    """x1 != x2 elementwise (bool result)."""
+    return binary(COMPARE_BASE + C_NE, x1, x2, out)
+
+
+def less(x1, x2, out=None):
+    """x1 < x2 elementwise (bool result)."""
+    return binary(COMPARE_BASE + C_LT, x1, x2, out)
+
+
+def less_equal(x1, x2, out=None):
+    """x1 <= x2 elementwise (bool result)."""
+    return binary(COMPARE_BASE + C_LE, x1, x2, out)
+
+
+def greater(x1, x2, out=None):
+    """x1 > x2 elementwise (bool result)."""
+    return binary(COMPARE_BASE + C_GT, x1, x2, out)
+
+
+def greater_equal(x1, x2, out=None):
+    """x1 >= x2 elementwise (bool result)."""
+    return binary(COMPARE_BASE + C_GE, x1, x2, out)
+
+
+def logical_and(x1, x2, out=None):
+    """(x1 != 0) and (x2 != 0) elementwise (bool result)."""
+    return binary(COMPARE_BASE + C_AND, x1, x2, out)
+
+
+def logical_or(x1, x2, out=None):
+    """(x1 != 0) or (x2 != 0) elementwise (bool result)."""
+    return binary(COMPARE_BASE + C_OR, x1, x2, out)
+
+
+def logical_not(x, out=None):
+    """x == 0 elementwise (bool result)."""
+    return unary(PREDICATE_BASE + P_NOT, x, out)
+
+
+def isnan(x, out=None):
+    """True where x is NaN."""
+    return unary(PREDICATE_BASE + P_ISNAN, x, out)
+
+
+def isfinite(x, out=None):
+    """True where x is neither infinite nor NaN."""
+    return unary(PREDICATE_BASE + P_ISFINITE, x, out)
+
+
+def negative(x, out=None):
+    """-x elementwise (TypeError for bool)."""
+    return unary(U_NEG, x, out)
+
+
+def abs(x, out=None):
+    """|x| elementwise."""
+    return unary(U_ABS, x, out)
+
+
+absolute = abs
+
+
+def sign(x, out=None):
+    """-1, 0 or 1 by the sign of x (NaN stays NaN)."""
+    return unary(U_SIGN, x, out)
+
+
+def exp(x, out=None):
+    """e ** x elementwise (integers give float64)."""
+    return unary(U_EXP, x, out)
+
+
+def log(x, out=None):
+    """Natural logarithm elementwise (integers give float64)."""
+    return unary(U_LOG, x, out)
+
+
+def log1p(x, out=None):
+    """log(1 + x), accurate for small x."""
+    return unary(U_LOG1P, x, out)
+
+
+def expm1(x, out=None):
+    """exp(x) - 1, accurate for small x."""
+    return unary(U_EXPM1, x, out)
+
+
+def sqrt(x, out=None):
+    """Square root elementwise (NaN for negatives)."""
+    return unary(U_SQRT, x, out)
+
+
+def square(x, out=None):
+    """x * x elementwise."""
+    return unary(U_SQUARE, x, out)
+
+
+def reciprocal(x, out=None):
+    """1 / x elementwise (integers give float64)."""
+    return unary(U_RECIP, x, out)
+
+
+def sin(x, out=None):
+    """Sine elementwise."""
+    return unary(U_SIN, x, out)
+
+
+def cos(x, out=None):
+    """Cosine elementwise."""
+    return unary(U_COS, x, out)
+
+
+def tanh(x, out=None):
+    """Hyperbolic tangent elementwise."""
+    return unary(U_TANH, x, out)
+
+
+def floor(x, out=None):
+    """Largest integer <= x elementwise (integers unchanged)."""
+    return unary(U_FLOOR, x, out)
+
+
+def ceil(x, out=None):
+    """Smallest integer >= x elementwise (integers unchanged)."""
+    return unary(U_CEIL, x, out)
+
+
+def relu(x, out=None):
+    """max(x, 0) elementwise (NaN stays NaN, as PyTorch)."""
+    return unary(U_RELU, x, out)
+
+
+def sigmoid(x, out=None):
+    """1 / (1 + exp(-x)) elementwise, computed without overflow."""
+    return unary(U_SIGMOID, x, out)
+
+
+def sum(a, axis=None, dtype=None, out=None, keepdims=False):
+    """Sum over `axis` (int, tuple or None); pairwise summation for floats.
+    bool and int32 sum to int64, as NumPy."""
+    return _reduce(R_SUM, a, axis, dtype, out, keepdims)
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims=False):
+    """Product over `axis` (int, tuple or None)."""
+    return _reduce(R_PROD, a, axis, dtype, out, keepdims)
+
+
+def max(a, axis=None, out=None, keepdims=False):
+    """Largest element over `axis`; NaN if any is NaN; ValueError for an empty reduction."""
+    return _reduce(R_MAX, a, axis, None, out, keepdims)
+
+
+def min(a, axis=None, out=None, keepdims=False):
+    """Smallest element over `axis`; NaN if any is NaN; ValueError for an empty reduction."""
+    return _reduce(R_MIN, a, axis, None, out, keepdims)
+
+
+amax = max
+amin = min
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False):
+    """Arithmetic mean over `axis`; ints and bools average in float64, float32 stays float32.
+    The mean of nothing is NaN."""
+    cdef Array x = as_array(a, -1)
+    cdef int ct = parse_dtype_num(dtype, x.dtype_num if _kind_rank(x.dtype_num) == 2 else FLOAT64)
+    cdef bint reduced[MAXDIMS]
+    _reduced_axes(axis, x.ndim, reduced)
+    cdef Py_ssize_t count = 1
+    for d in range(x.ndim):
+        if reduced[d]:
+            count *= x.shape_[d]
+    total = _reduce(R_SUM, x, axis, dtype_of(ct), None, keepdims)
+    result = binary(B_DIV, total, float(count) if count else float("nan"), None)
+    return _finish(result, out) if out is None else _finish_into(result, out, "mean")
+
+
+cdef object _finish_into(object result, object out, str name):
+    cdef Array r = <Array>result
+    o = _output(out, r.ndim, r.shape_, r.dtype_num, name)
+    copy_into(o, r)
+    return out
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """Variance over `axis`: mean(|x - mean(x)|**2) * n / (n - ddof), two passes (as NumPy)."""
+    cdef Array x = as_array(a, -1)
+    cdef int ct = parse_dtype_num(dtype, x.dtype_num if _kind_rank(x.dtype_num) == 2 else FLOAT64)
+    cdef bint reduced[MAXDIMS]
+    _reduced_axes(axis, x.ndim, reduced)
+    cdef Py_ssize_t count = 1
+    for d in range(x.ndim):
+        if reduced[d]:
+            count *= x.shape_[d]
+    x = _operand(x, -1, ct)
+    centred = binary(B_SUB, x, mean(x, axis, None, None, True), None)
+    total = _reduce(R_SUM, binary(B_MUL, centred, centred, None), axis, None, None, keepdims)
+    dof = count - ddof
+    result = binary(B_DIV, total, float(dof) if dof > 0 else float("nan"), None)
+    return result if out is None else _finish_into(result, out, "var")
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """Standard deviation over `axis`: sqrt(var(a, axis, ddof=ddof))."""
+    result = unary(U_SQRT, var(a, axis, dtype, None, ddof, keepdims), None)
+    return result if out is None else _finish_into(result, out, "std")
+
+
+def any(a, axis=None, out=None, keepdims=False):
+    """True where any element over `axis` is nonzero."""
+    return _reduce(R_MAX, unary(PREDICATE_BASE + P_NOT, unary(PREDICATE_BASE + P_NOT, a, None),
+                                None), axis, None, out, keepdims) if _nonempty(a) else \
+        _empty_logical(a, axis, keepdims, False)
+
+
+def all(a, axis=None, out=None, keepdims=False):
+    """True where every element over `axis` is nonzero."""
+    return _reduce(R_MIN, unary(PREDICATE_BASE + P_NOT, unary(PREDICATE_BASE + P_NOT, a, None),
+                                None), axis, None, out, keepdims) if _nonempty(a) else \
+        _empty_logical(a, axis, keepdims, True)
+
+
+cdef bint _nonempty(object a) except -1:
+    return (<Array>as_array(a, -1)).size_c() > 0
+
+
+cdef object _empty_logical(object a, object axis, bint keepdims, bint value):
+    """any/all of an empty array: the identity (False / True) in the reduced shape."""
+    cdef Array x = as_array(a, -1)
+    r = _reduce(R_SUM, x.astype(dtype_of(BOOL)), axis, dtype_of(BOOL), None, keepdims)
+    (<Array>r).fill(value)
+    return r
+
+
+# -- argmax / argmin ----------------------------------------------------------------------------
+
+ctypedef fused num_t:
+    bool_t
+    int32_t
+    int64_t
+    float
+    double
+
+
+cdef void _arg_rows(num_t* x, Py_ssize_t rows, Py_ssize_t n, int64_t* out,
+                    bint want_max) noexcept nogil:
+    """For each contiguous row of n values, the index of its max (or min); the first one on
+    ties; the first NaN when there is one (NaN counts as the extreme, as NumPy)."""
+    cdef Py_ssize_t r, i, best
+    cdef num_t v, bv
+    for r in range(rows):
+        best = 0
+        bv = x[0]
+        if not (bv != bv):
+            for i in range(1, n):
+                v = x[i]
+                if v != v:
+                    best = i
+                    break
+                if (want_max and v > bv) or (not want_max and v < bv):
+                    bv = v
+                    best = i
+        out[r] = best
+        x += n
+
+
+cdef object _arg(object a, object axis, object out, bint keepdims, bint want_max):
+    cdef Array x = as_array(a, -1)
+    cdef str name = "argmax" if want_max else "argmin"
+    cdef int ax, d
+    cdef Array rows
+    if axis is None:
+        rows = x.reshape(-1) if x.ndim != 1 else x
+        ax = 0
+    else:
+        ax = normalize_axis(axis, x.ndim)
+        # the reduced axis moved last; the others keep their order
+        rows = x.transpose([d for d in range(x.ndim) if d != ax] + [ax])
+    cdef Py_ssize_t n = rows.shape_[rows.ndim - 1] if rows.ndim else 1
+    if n == 0:
+        raise ValueError(f"attempt to get {name} of an empty sequence")
+    if not rows.c_contiguous():
+        rows = rows.copy()
+    cdef Py_ssize_t nrows = rows.size_c() // n
+    cdef Array res = new_array(rows.ndim - 1 if rows.ndim else 0, rows.shape_, INT64)
+    cdef int num = rows.dtype_num
+    with nogil:
+        if num == FLOAT32:
+            _arg_rows(<float*>rows.data, nrows, n, <int64_t*>res.data, want_max)
+        elif num == FLOAT64:
+            _arg_rows(<double*>rows.data, nrows, n, <int64_t*>res.data, want_max)
+        elif num == INT64:
+            _arg_rows(<int64_t*>rows.data, nrows, n, <int64_t*>res.data, want_max)
+        elif num == INT32:
+            _arg_rows(<int32_t*>rows.data, nrows, n, <int64_t*>res.data, want_max)
+        else:
+            _arg_rows(<bool_t*>rows.data, nrows, n, <int64_t*>res.data, want_max)
+    if keepdims:
+        if axis is None:
+            res = res.reshape((1,) * x.ndim)
+        else:
+            res = res.reshape(tuple(1 if d == ax else x.shape_[d] for d in range(x.ndim)))
+    return res if out is None else _finish_into(res, out, name)
+
+
+def argmax(a, axis=None, out=None, keepdims=False):
+    """Index of the largest element (flat when axis is None); the first on ties, the first NaN
+    if any. ValueError for an empty sequence."""
+    return _arg(a, axis, out, keepdims, True)
+
+
+def argmin(a, axis=None, out=None, keepdims=False):
+    """Index of the smallest element (flat when axis is None); the first on ties, the first NaN
+    if any. ValueError for an empty sequence."""
+    return _arg(a, axis, out, keepdims, False)
+
+
+# -- hooks: Array's operators call straight into binary/unary ----------------------------------
+
+cdef object _binary_hook(int code, object x, object y, object out):
+    return binary(code, x, y, out)
+
+
+cdef object _unary_hook(int code, object x, object out):
+    return unary(code, x, out)
+
+
+install_op_hooks(_binary_hook, _unary_hook)
+
+import sys as _sys
+import carray._array as _array_module
+_array_module._ufunc = _sys.modules[__name__]
