@@ -111,3 +111,4 @@ bool = bool_  # noqa: A001  (carray.bool, as numpy.bool)
 ndarray = Array
 
 __version__ = "0.1.0"
+from carray import random  # carray.random: Generator, default_rng
