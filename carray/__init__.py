@@ -51,6 +51,26 @@ from carray._dtype import (
     promote_types,
     result_type,
 )
+from carray._join import (
+    array_split,
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    column_stack,
+    concatenate,
+    dsplit,
+    dstack,
+    flip,
+    fliplr,
+    flipud,
+    hsplit,
+    hstack,
+    pad,
+    split,
+    stack,
+    vsplit,
+    vstack,
+)
 from carray._storage import cache_info, empty_cache, set_cache_limit
 from carray._ufunc import (
     abs,
@@ -106,9 +126,9 @@ from carray._ufunc import (
     where,
 )
 from carray._strided import get_num_threads, set_num_threads
+from carray import random  # carray.random: Generator, default_rng
 
 bool = bool_  # noqa: A001  (carray.bool, as numpy.bool)
 ndarray = Array
 
 __version__ = "0.1.0"
-from carray import random  # carray.random: Generator, default_rng

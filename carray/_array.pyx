@@ -267,8 +267,10 @@ cdef bint _may_overlap(Array a, Array b) noexcept:
     cdef char* ahi
     cdef char* blo
     cdef char* bhi
-    if a.storage is not b.storage:
+    if a.data == NULL or b.data == NULL:
         return False
+    # compare addresses even across storages: two storages can show the same memory (an array
+    # made from np.asarray(a) or from DLPack shares a's bytes under a Storage of its own)
     _extent(a, &alo, &ahi)
     _extent(b, &blo, &bhi)
     return alo < bhi and blo < ahi
@@ -813,9 +815,11 @@ cdef class Array:
 
 cdef int _bool_only(Array a, object other, str op) except -1:
     """&, | and ~ are logical on bool arrays; carray has no bitwise integer ops."""
-    if a.dtype_num != BOOL or not (isinstance(other, (bool, Array)) and
-                                   (not isinstance(other, Array) or (<Array>other).dtype_num == BOOL)):
-        raise TypeError(f"operator {op} is supported for bool arrays only (got {a.dtype.name}); "
+    if not isinstance(other, (bool, Array)):
+        other = as_array(other, -1)       # NumPy arrays, np.bool_, nested lists
+    if a.dtype_num != BOOL or not (isinstance(other, bool) or (<Array>other).dtype_num == BOOL):
+        raise TypeError(f"operator {op} is supported for bool arrays only (got "
+                        f"{(<Array>other).dtype.name if a.dtype_num == BOOL else a.dtype.name}); "
                         f"use logical_and/logical_or/logical_not")
     return 0
 

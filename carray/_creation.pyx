@@ -232,10 +232,9 @@ def eye(N, M=None, k=0, dtype=None, device=None):
     cdef Array a = zeros((N, M), dtype=dtype, device=device)
     cdef Py_ssize_t i, j, rows = N, cols = M, kk = k
     cdef Array one = as_array(1, a.dtype_num)
-    for i in range(rows):
-        j = i + kk
-        if 0 <= j < cols:
-            a[i, j] = one
+    # only the rows the diagonal crosses (eye(2**40, 0) must not loop over 2**40 rows)
+    for i in range(max(0, -kk), min(rows, cols - kk) if kk < cols else 0):
+        a[i, i + kk] = one
     return a
 
 

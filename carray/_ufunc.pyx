@@ -148,12 +148,13 @@ cdef inline bint _can_cast_same_kind(int src, int dst) noexcept:
     return _kind_rank(dst) >= _kind_rank(src)
 
 
-cdef Array _output(object out, int nd, Py_ssize_t* shape, int num, str name):
+cdef Array _output(object out, int nd, Py_ssize_t* shape, int num, str name,
+                   bint same_kind=True):
     """The array to write results of type num into: a new one, or `out` when it fits exactly.
 
     Raises TypeError when out is not an Array, ValueError when its shape differs from the
     broadcast shape, TypeError (NumPy's UFuncTypeError) when num cannot be cast to its dtype
-    with same_kind casting."""
+    with same_kind casting (unless not same_kind: reductions cast unsafely into out, as NumPy)."""
     cdef Array o
     cdef int d
     if out is None:
@@ -168,7 +169,7 @@ cdef Array _output(object out, int nd, Py_ssize_t* shape, int num, str name):
                          f"the broadcast shape {tuple(shape[d] for d in range(nd))}")
     if not o.writeable:
         raise ValueError("output array is read-only")
-    if not _can_cast_same_kind(num, o.dtype_num):
+    if same_kind and not _can_cast_same_kind(num, o.dtype_num):
         raise TypeError(f"Cannot cast ufunc '{name}' output from dtype('{dtype_of(num).name}') "
                         f"to dtype('{o.dtype.name}') with casting rule 'same_kind'")
     return o
@@ -249,7 +250,8 @@ cdef object binary(int code, object x, object y, object out):
             ct = INT64
     a = _operand(x, wx, ct)
     b = _operand(y, wy, ct)
-    if not compare and code == B_POW and _kind_rank(ct) == 1 and _any_negative(b):
+    if not compare and code == B_POW and _kind_rank(ct) == 1 and a.size_c() > 0 and \
+            _any_negative(b):
         raise ValueError("Integers to negative integer powers are not allowed.")
     cdef int nd = _broadcast(a, b, None, shape) if a.ndim or b.ndim else 0
     res_num = BOOL if compare else ct
@@ -528,7 +530,8 @@ cdef object _reduce(int op, object x, object axis, object dtype, object out, bin
     cdef Array r = _reduce_into(a, op, reduced, count)
     result = _shape_result(r, a, reduced, keepdims)
     if out is not None:
-        o = _output(out, (<Array>result).ndim, (<Array>result).shape_, ct, _REDUCE_NAMES[op])
+        o = _output(out, (<Array>result).ndim, (<Array>result).shape_, ct, _REDUCE_NAMES[op],
+                    False)
         copy_into(o, result)
         return out
     return result
