@@ -25,6 +25,7 @@ cdef Array new_like_shape(Array a, int dtype_num)
 cdef Array make_view(Array src, int ndim, const Py_ssize_t* shape, const Py_ssize_t* strides,
                      Py_ssize_t offset)
 cdef int copy_into(Array dst, Array src) except -1
+cdef bint may_overlap(Array a, Array b) noexcept
 cdef Array as_array(object obj, int dtype_num)
 cdef int parse_shape(object shape, Py_ssize_t* out) except -1
 cdef int normalize_axis(object axis, int ndim) except -1

@@ -262,7 +262,8 @@ cdef void _extent(Array a, char** lo, char** hi) noexcept:
     hi[0] = high + a.itemsize
 
 
-cdef bint _may_overlap(Array a, Array b) noexcept:
+cdef bint may_overlap(Array a, Array b) noexcept:
+    """True when the bytes a and b occupy intersect (also across storages that alias)."""
     cdef char* alo
     cdef char* ahi
     cdef char* blo
@@ -304,7 +305,7 @@ cdef int copy_into(Array dst, Array src) except -1:
     except ValueError:
         raise ValueError(f"could not broadcast input array from shape {src.shape} "
                          f"into shape {dst.shape}") from None
-    if _may_overlap(dst, src) and dst.size_c() > 0:
+    if may_overlap(dst, src) and dst.size_c() > 0:
         b = broadcast_view(drop_leading_ones(src.copy(), dst.ndim), dst.ndim, dst.shape_)
     _byte_strides(dst, db)
     _byte_strides(b, sb)
@@ -565,7 +566,10 @@ cdef class Array:
         return (self[i] for i in range(self.shape_[0]))
 
     def __getitem__(self, key):
-        return _getitem(self, key)
+        try:
+            return _getitem(self, key)
+        except OverflowError:           # an index beyond int64: out of bounds, as NumPy says
+            raise _index_overflow(key) from None
 
     def __setitem__(self, key, value):
         _setitem(self, key, value)

@@ -156,6 +156,8 @@ def arange(start, stop=None, step=None, dtype=None, device=None):
         fd = <float>second - f0
         for i in range(size):
             (<float*>a.data)[i] = f0 + <float>i * fd
+        if size > 0:
+            (<float*>a.data)[0] = f0            # start itself (keeps -0.0)
         if size > 1:
             (<float*>a.data)[1] = <float>second
     elif num == FLOAT64:
@@ -163,6 +165,8 @@ def arange(start, stop=None, step=None, dtype=None, device=None):
         dd = <double>second - d0
         for i in range(size):
             (<double*>a.data)[i] = d0 + <double>i * dd
+        if size > 0:
+            (<double*>a.data)[0] = d0
         if size > 1:
             (<double*>a.data)[1] = <double>second
     elif num == BOOL:

@@ -29,6 +29,8 @@ cdef int _kind(object k) except -1:
         return K_ELLIPSIS
     if isinstance(k, (float, str, bytes, bytearray)):
         raise IndexError(_BAD_INDEX + f"; got {type(k).__name__} {k!r}")
+    if _is_numpy_scalar(k) and getattr(k.dtype, "kind", None) in ("i", "u"):
+        return K_INT        # NumPy integer scalars index like ints (a view); 0-d arrays do not
     if isinstance(k, (Array, list, tuple)) or hasattr(k, "ndim") or PyObject_CheckBuffer(k):
         return K_ADV
     if hasattr(k, "__index__"):
@@ -36,12 +38,19 @@ cdef int _kind(object k) except -1:
     raise IndexError(_BAD_INDEX + f"; got {type(k).__name__}")
 
 
+cdef object _index_overflow(object key):
+    return IndexError(f"index {key!r} is out of bounds: it does not fit a 64-bit integer")
+
+
 cdef Array _index_array(object k):
     """An advanced key entry as an int64 or bool Array; IndexError for other dtypes."""
     cdef Array arr
     if isinstance(k, bool):
         return _scalar_array(k, BOOL)
-    arr = as_array(k, -1)
+    try:
+        arr = as_array(k, -1)
+    except OverflowError:
+        raise _index_overflow(k) from None
     if arr.dtype_num == BOOL:
         return arr
     if arr.dtype_num == INT32 or arr.dtype_num == INT64:
@@ -142,7 +151,11 @@ cdef int _setitem(Array a, object key, object value) except -1:
         if _kind(<object>PyTuple_GET_ITEM(key, j)) == K_ADV:
             _advanced(a, key, value, True)
             return 0
-    copy_into(_getitem(a, key), _scalar_for(value, a.dtype_num))
+    try:
+        view = _getitem(a, key)
+    except OverflowError:
+        raise _index_overflow(key) from None
+    copy_into(view, _scalar_for(value, a.dtype_num))
     return 0
 
 
@@ -196,7 +209,11 @@ cdef object _advanced(Array a, tuple key, object value, bint assign):
                 nd += 1
                 src += 1
         elif kind == K_INT:
-            adv.append((_scalar_array(operator.index(k), INT64), nd, src, entry))
+            try:
+                idx = _scalar_array(operator.index(k), INT64)
+            except OverflowError:
+                raise _index_overflow(k) from None
+            adv.append((idx, nd, src, entry))
             vshape[nd] = a.shape_[src]
             vstrides[nd] = a.strides_[src]
             nd += 1

@@ -14,8 +14,8 @@ modes).
 Sections: view helpers; casting and layout; concatenate and the stacks; splits; flip; pad.
 """
 
-from carray._array cimport (Array, new_array, make_view, copy_into, as_array, normalize_axis,
-                            parse_dtype_num)
+from carray._array cimport (Array, as_array, copy_into, make_view, may_overlap, new_array,
+                            normalize_axis, parse_dtype_num)
 from carray._dtype cimport BOOL, INT32, INT64, FLOAT32, FLOAT64, dtype_of, promote_nums
 from carray._strided cimport MAXDIMS
 
@@ -252,7 +252,7 @@ cdef Array _concat(list arrs, object axis, object out, object dtype, object cast
     if out is not None:
         # an input that shares memory with out would be overwritten before it is read
         for i in range(n):
-            if (<Array>arrs[i]).storage is o.storage:
+            if may_overlap(<Array>arrs[i], o):
                 arrs[i] = arrs[i].copy()
     elif axis is None:
         o = new_array(1, shape, num)

@@ -188,8 +188,12 @@ cdef inline T unary_apply(T x, unary_t* op) noexcept nogil:
     elif unary_t is Recip:
         if T is float or T is double:
             return 1 / x
+        elif T is int64_t:
+            return INT64_MIN if x == 0 else 1 // x      # NumPy gives the most negative value
+        elif T is int32_t:
+            return INT32_MIN if x == 0 else 1 // x
         else:
-            return 0 if x == 0 else 1 // x
+            return x
     elif unary_t is Relu:
         return 0 if x <= 0 else x      # NaN is kept (NaN <= 0 is false), as PyTorch
     elif unary_t is Floor:

@@ -18,8 +18,8 @@ from libc.math cimport INFINITY, NAN
 from libc.stdint cimport int32_t, int64_t, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from libc.string cimport memset
 
-from carray._array cimport (Array, as_array, copy_into, install_op_hooks, make_view, new_array,
-                            normalize_axis, parse_dtype_num)
+from carray._array cimport (Array, as_array, copy_into, install_op_hooks, make_view,
+                            may_overlap, new_array, normalize_axis, parse_dtype_num)
 from carray._dtype cimport (BOOL, FLOAT32, FLOAT64, INT32, INT64, bool_t, dtype_of, itemsize_of,
                             promote_nums)
 from carray._kernel_table cimport *
@@ -141,7 +141,7 @@ cdef bint _same_layout(Array a, Array b) noexcept:
 
 cdef bint _overlaps(Array a, Array b) noexcept:
     """True when a and b share storage but are not the same view (an in-place hazard)."""
-    return a.storage is b.storage and not _same_layout(a, b)
+    return may_overlap(a, b) and not _same_layout(a, b)
 
 
 cdef inline bint _can_cast_same_kind(int src, int dst) noexcept:
@@ -253,7 +253,9 @@ cdef object binary(int code, object x, object y, object out):
     if not compare and code == B_POW and _kind_rank(ct) == 1 and a.size_c() > 0 and \
             _any_negative(b):
         raise ValueError("Integers to negative integer powers are not allowed.")
-    cdef int nd = _broadcast(a, b, None, shape) if a.ndim or b.ndim else 0
+    # a given out takes part in broadcasting: the inputs may broadcast up to its shape
+    cdef int nd = _broadcast(a, b, out if type(out) is Array else None, shape) \
+        if a.ndim or b.ndim or type(out) is Array else 0
     res_num = BOOL if compare else ct
     o = _output(out, nd, shape, res_num, name)
     if o.dtype_num != res_num:
@@ -297,8 +299,8 @@ cdef object unary(int code, object x, object out):
     cdef bint predicate = code >= PREDICATE_BASE
     cdef str name = _PREDICATE_NAMES[code - PREDICATE_BASE] if predicate else _UNARY_NAMES[code]
     if not predicate:
-        if code in (U_EXP, U_LOG, U_LOG1P, U_EXPM1, U_SQRT, U_SIN, U_COS, U_TANH, U_SIGMOID,
-                    U_RECIP) and _kind_rank(ct) < 2:
+        if code in (U_EXP, U_LOG, U_LOG1P, U_EXPM1, U_SQRT, U_SIN, U_COS, U_TANH,
+                    U_SIGMOID) and _kind_rank(ct) < 2:
             ct = FLOAT32 if ct == BOOL else FLOAT64
         elif ct == BOOL and code == U_NEG:
             raise TypeError("The numpy boolean negative, the `-` operator, is not supported, use "
@@ -306,16 +308,21 @@ cdef object unary(int code, object x, object out):
         elif ct == BOOL and code == U_SIGN:
             raise TypeError("ufunc 'sign' did not contain a loop with signature matching types "
                             "bool")
-        elif ct == BOOL and code == U_SQUARE:
+        elif ct == BOOL and (code == U_SQUARE or code == U_RECIP):
             ct = INT64
     a = _operand(a, -1, ct)
     res_num = BOOL if predicate else ct
-    o = _output(out, a.ndim, a.shape_, res_num, name)
+    cdef Py_ssize_t shape[MAXDIMS]
+    cdef int nd = _broadcast(a, out, None, shape) if type(out) is Array else a.ndim
+    if type(out) is not Array:
+        for d in range(nd):
+            shape[d] = a.shape_[d]
+    o = _output(out, nd, shape, res_num, name)
     if o.dtype_num != res_num:
-        o = new_array(a.ndim, a.shape_, res_num)
+        o = new_array(nd, shape, res_num)
     elif out is not None and _overlaps(o, a):
         a = a.copy()
-    _run(o, a, None, None, a.ndim, a.shape_,
+    _run(o, a, None, None, nd, shape,
          K.predicate[code - PREDICATE_BASE][ct] if predicate else K.unary[code][ct], 0)
     return _finish(o, out)
 
