@@ -29,7 +29,10 @@ def _targets_x86_64():
     """True when building for x86-64 (not for arm64, also when cross-compiling on macOS)."""
     import platform
 
-    if "arm64" in os.environ.get("ARCHFLAGS", "") or sys.platform == "win32":
+    archflags = os.environ.get("ARCHFLAGS", "")      # macOS cross builds name their target here
+    if archflags:
+        return "x86_64" in archflags and "arm64" not in archflags
+    if sys.platform == "win32":
         return False
     return platform.machine().lower() in ("x86_64", "amd64")
 
@@ -50,6 +53,11 @@ def _compiler_accepts(compiler, flag):
 
 class BuildExt(build_ext):
     """build_ext that adds OpenMP flags when the compiler supports them."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if self.parallel is None:  # pip and `python -m build` pass no -j: compile on every core
+            self.parallel = os.cpu_count() or 1
 
     def build_extensions(self):
         compiler = self.compiler

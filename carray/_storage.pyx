@@ -13,9 +13,8 @@ from libc.string cimport memset
 cdef extern from "stdlib.h" nogil:
     int posix_memalign(void** memptr, size_t alignment, size_t size)
 
-cdef extern from "sys/mman.h" nogil:
-    int madvise(void* addr, size_t length, int advice)
-    int MADV_HUGEPAGE
+cdef extern from "_hugepage.h" nogil:
+    void carray_advise_hugepages(void* addr, size_t length)
 
 cdef extern from "_dlpack.h":
     ctypedef struct DLManagedTensor:
@@ -81,7 +80,7 @@ cdef void* host_alloc(Py_ssize_t nbytes) except NULL:
         if posix_memalign(&p, align, <size_t>size) != 0:
             raise MemoryError(f"unable to allocate {size} bytes of host memory")
     if size >= HUGE_BYTES:
-        madvise(p, <size_t>size, MADV_HUGEPAGE)
+        carray_advise_hugepages(p, <size_t>size)
     return p
 
 

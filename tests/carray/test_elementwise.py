@@ -850,7 +850,7 @@ def test_every_simd_build(build):
     level = _cpu_level()
     wanted = ("generic", "avx2", "avx512").index(build)
     env = dict(os.environ, CARRAY_SIMD=build)
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(ca.__file__)))   # the imported carray
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.run([sys.executable, "-c", SIMD_SCRIPT], capture_output=True, text=True,
                           env=env, timeout=120)
@@ -865,7 +865,7 @@ def test_every_simd_build(build):
 
 def test_bad_simd_env_value():
     env = dict(os.environ, CARRAY_SIMD="sse9")
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(ca.__file__)))   # the imported carray
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.run([sys.executable, "-c", "import carray"], capture_output=True, text=True,
                           env=env, timeout=60)
