@@ -145,7 +145,12 @@ cdef object _to_dlpack(Array a, object stream, object max_version, object dl_dev
     copied = bool(copy)
     if copied:
         a = a.copy()
-    if max_version is None or tuple(max_version)[0] < 1:
+    if max_version is not None:
+        # checked: this module indexes tuples without bounds checks, so () would crash
+        max_version = tuple(max_version)
+        if len(max_version) != 2:
+            raise TypeError(f"max_version must be a (major, minor) tuple, got {max_version!r}")
+    if max_version is None or max_version[0] < 1:
         if not a.writeable:
             raise BufferError("cannot export a read-only array through DLPack < 1.0 "
                               "(the consumer did not pass max_version=(1, 0))")
@@ -200,6 +205,9 @@ def from_dlpack(x, *, device=None, copy=None):
         raise TypeError(f"{type(x).__name__} does not support DLPack (no __dlpack__ method)")
     if hasattr(x, "__dlpack_device__"):
         dev = tuple(x.__dlpack_device__())
+        if len(dev) != 2:
+            raise BufferError(f"from_dlpack: __dlpack_device__() returned {dev!r}, expected a "
+                              f"(device type, device id) pair")
         if dev[0] not in (kDLCPU, kDLCUDAHost):
             raise BufferError(f"from_dlpack: the data is on DLPack device {dev}; "
                               f"only CPU memory can be shared")
@@ -248,6 +256,12 @@ def from_dlpack(x, *, device=None, copy=None):
         a.strides_[d] = t.strides[d] if t.strides != NULL else stride
         stride *= t.shape[d]
     s.nbytes = a.size_c() * a.itemsize
+    if s.ptr == NULL:
+        # PyTorch gives empty tensors no data pointer; carray reads NULL as device memory, so
+        # an empty result gets fresh (empty) host memory instead
+        if s.nbytes != 0:
+            raise BufferError("from_dlpack: the DLPack tensor has no data pointer")
+        return new_array(a.ndim, a.shape_, num)
     return a.copy() if copy else a
 
 
