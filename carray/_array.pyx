@@ -20,7 +20,7 @@ from cpython.slice cimport PySlice_Check
 from cpython.tuple cimport PyTuple_Check, PyTuple_GET_SIZE, PyTuple_GET_ITEM
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free, malloc
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 
 from carray._dtype cimport (BOOL, dtype_of, FLOAT32, FLOAT64, INT32, INT64, itemsize_of, NTYPES,
                             DType, as_dtype, bool_t, promote_nums)
@@ -751,9 +751,13 @@ cdef class Array:
         return _binary(B_POW, self, other, self)
 
     def __eq__(self, other):
+        if other is None:             # NumPy 2: compares elementwise, nothing equals None
+            return _full_bool(self, False)
         return _binary(_CMP + C_EQ, self, other, None)
 
     def __ne__(self, other):
+        if other is None:
+            return _full_bool(self, True)
         return _binary(_CMP + C_NE, self, other, None)
 
     def __lt__(self, other):
@@ -815,6 +819,14 @@ cdef class Array:
     def __reduce__(self):
         return (_reconstruct, (self.shape, dtype_of(self.dtype_num).name,
                                memoryview(self.copy()).tobytes()))
+
+
+cdef Array _full_bool(Array a, bint value):
+    """A new bool array of a's shape filled with value."""
+    cdef Array out = new_array(a.ndim, a.shape_, BOOL)
+    if out.size_c():
+        memset(out.data, value, out.size_c())
+    return out
 
 
 cdef int _bool_only(Array a, object other, str op) except -1:

@@ -248,6 +248,10 @@ cdef object binary(int code, object x, object y, object out):
             ct = FLOAT64 if wx < 0 or wy < 0 else FLOAT32
         if code == B_POW and ct == BOOL:
             ct = INT64
+    elif _kind_rank(ct) == 1 and (wx == 1 and not _fits(x, ct) or wy == 1 and not _fits(y, ct)):
+        # NumPy 2 compares an int array with any Python int by value: widen to int64, or to
+        # float64 beyond int64's range
+        ct = INT64 if (wx != 1 or _fits(x, INT64)) and (wy != 1 or _fits(y, INT64)) else FLOAT64
     a = _operand(x, wx, ct)
     b = _operand(y, wy, ct)
     if not compare and code == B_POW and _kind_rank(ct) == 1 and a.size_c() > 0 and \
@@ -268,6 +272,13 @@ cdef object binary(int code, object x, object y, object out):
     _run(o, a, b, None, nd, shape,
          K.compare[code - COMPARE_BASE][ct] if compare else K.binary[code][ct], 0)
     return _finish(o, out)
+
+
+cdef inline bint _fits(object value, int num):
+    """True when the Python int `value` fits integer type num."""
+    if num == INT32:
+        return -2147483648 <= value <= 2147483647
+    return -9223372036854775808 <= value <= 9223372036854775807
 
 
 cdef bint _any_negative(Array b) except -1:
