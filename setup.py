@@ -94,7 +94,10 @@ def extensions():
         # An sdist without its .pyx files would otherwise build a pure-Python wheel that cannot
         # import: fail here instead (MANIFEST.in lists what the sdist must carry).
         sys.exit("carray: no carray/*.pyx found next to setup.py; nothing to build")
-    exts = [Extension(path[:-4].replace(os.sep, "."), [path], include_dirs=["carray"])
+    # every extension may include any carray/*.h or *.pxi: editing one rebuilds them all
+    depends = glob.glob(os.path.join("carray", "*.h")) + glob.glob(os.path.join("carray", "*.pxi"))
+    exts = [Extension(path[:-4].replace(os.sep, "."), [path], include_dirs=["carray"],
+                      depends=depends)
             for path in sources]
     return cythonize(exts, compiler_directives=directives, nthreads=os.cpu_count() or 1)
 

@@ -71,6 +71,7 @@ from carray._join import (
     vsplit,
     vstack,
 )
+from carray._matmul import matmul
 from carray._storage import cache_info, empty_cache, set_cache_limit
 from carray._ufunc import (
     abs,

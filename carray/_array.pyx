@@ -792,6 +792,15 @@ cdef class Array:
         _bool_only(self, True, "~")
         return _unary(_CMP + P_NOT, self, None)
 
+    def __matmul__(self, other):
+        return _ufunc.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return _ufunc.matmul(other, self)
+
+    def __imatmul__(self, other):
+        return _ufunc.matmul(self, other, out=self)
+
     def __neg__(self):
         return _unary(U_NEG, self, None)
 

@@ -940,6 +940,8 @@ cdef object _unary_hook(int code, object x, object out):
 
 install_op_hooks(_binary_hook, _unary_hook)
 
+from carray._matmul import matmul       # re-exported for Array.__matmul__
+
 import sys as _sys
 import carray._array as _array_module
 _array_module._ufunc = _sys.modules[__name__]
