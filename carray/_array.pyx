@@ -40,7 +40,7 @@ from carray._kernel_table cimport (B_ADD, B_DIV, B_MAX, B_MIN, B_MUL, B_POW, B_S
                                    C_GE, C_GT, C_LE, C_LT, C_NE, C_OR, P_NOT, U_ABS, U_NEG)
 
 # copies below this many elements run on one thread
-cdef Py_ssize_t PARALLEL_COPY_MIN = 1 << 17
+cdef Py_ssize_t PARALLEL_COPY_MIN = 1 << 16
 
 
 _ufunc = None           # the carray._ufunc module, set when it is imported
