@@ -17,6 +17,7 @@
 #ifndef CARRAY_GEMM_H
 #define CARRAY_GEMM_H
 
+#include "_cpu.h"
 #include <string.h>
 
 #ifdef _OPENMP
@@ -208,18 +209,15 @@ static const carray_gemm_impl carray_gemm_impls[CARRAY_GEMM_NVARIANTS][2] = {
 #endif
 };
 
-/* The best variant this CPU (and its OS) can run: 2 avx512, 1 avx2, 0 plain. */
+/* The best variant this CPU (and its OS) can run: 2 avx512, 1 avx2, 0 plain (the same SIMD
+ * level the elementwise kernels are chosen by). */
 static int carray_gemm_best(void)
 {
 #if CARRAY_GEMM_X86
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-        __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        return 2;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        return 1;
-#endif
+    return carray_simd_level();
+#else
     return 0;
+#endif
 }
 
 static const carray_gemm_impl* carray_gemm_get(int variant, int is_double)
