@@ -128,6 +128,7 @@ from carray._ufunc import (
 )
 from carray._strided import get_num_threads, set_num_threads
 from carray import random  # carray.random: Generator, default_rng
+from carray import nn  # carray.nn: conv2d, max_pool2d, avg_pool2d and gradients
 
 bool = bool_  # noqa: A001  (carray.bool, as numpy.bool)
 ndarray = Array

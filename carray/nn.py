@@ -1,0 +1,473 @@
+"""carray.nn: NCHW primitives for neural networks, with PyTorch's names and arguments.
+
+    conv2d, conv2d_grad_input, conv2d_grad_weight, conv2d_grad_bias
+    max_pool2d, max_pool2d_grad
+    avg_pool2d, avg_pool2d_grad
+
+Inputs are carray Arrays of float32 or float64 with any strides (views are made contiguous
+first); all arrays of one call share one dtype. Inputs are (N, C, H, W), or (C, H, W) for one
+unbatched image, as in torch.nn.functional. The gradient functions are the adjoints of the forward
+functions (the vector-Jacobian products autograd needs): for every grad_output g,
+<g, f(x)> = <f_grad(g), x> for the linear maps, and max pooling's gradient routes each g to the
+element its window picked.
+
+Errors follow PyTorch: RuntimeError for shapes, sizes and dtypes that do not fit (the message names
+them), TypeError for arguments of the wrong type, ValueError for sequences of the wrong length,
+and RuntimeError for groups != 1 (grouped convolution is not supported).
+
+The kernels are in carray/_nn.pyx: convolution is im2col + GEMM (one image, or a few small
+ones, per GEMM), pooling a loop per plane, both across threads with the GIL released.
+"""
+
+import operator
+
+from carray import _nn
+from carray._array import Array, ascontiguousarray
+from carray._join import pad as _pad
+
+__all__ = [
+    "avg_pool2d",
+    "avg_pool2d_grad",
+    "conv2d",
+    "conv2d_grad_bias",
+    "conv2d_grad_input",
+    "conv2d_grad_weight",
+    "max_pool2d",
+    "max_pool2d_grad",
+]
+
+_FLOATS = ("float32", "float64")
+
+
+# ---------------------------------------------------------------------------------------------
+# argument checking
+# ---------------------------------------------------------------------------------------------
+
+def _int(value, name, op):
+    """value as a Python int (bool and float refused, as PyTorch's int arguments)."""
+    if isinstance(value, (bool, float)):
+        raise TypeError(f"{op}(): argument '{name}' must be an int or a tuple of ints, "
+                        f"got {type(value).__name__} {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{op}(): argument '{name}' must be an int or a tuple of ints, "
+                        f"got {type(value).__name__} {value!r}") from None
+
+
+def _pair(value, name, op):
+    """An int or a sequence of one or two ints, as the pair (h, w)."""
+    if isinstance(value, (tuple, list)):
+        if len(value) == 1:
+            v = _int(value[0], name, op)
+            return (v, v)
+        if len(value) != 2:
+            raise ValueError(f"{op}(): expected {name} to be a single integer value or a list of "
+                             f"2 values to match the 2 spatial dimensions, but got "
+                             f"{name}={list(value)}")
+        return (_int(value[0], name, op), _int(value[1], name, op))
+    v = _int(value, name, op)
+    return (v, v)
+
+
+def _array(x, name, op, dtype=None):
+    """x, checked to be a host carray Array of a float dtype (or of `dtype`), C-contiguous."""
+    if not isinstance(x, Array):
+        raise TypeError(f"{op}(): argument '{name}' must be a carray.Array, "
+                        f"not {type(x).__name__}")
+    if x.device != "cpu":
+        raise RuntimeError(f"{op}(): {name} is on device {x.device!r}; carray.nn runs on the "
+                           f"CPU only in this build (use {name}.to('cpu'))")
+    dt = x.dtype.name
+    if dtype is None and dt not in _FLOATS:
+        raise RuntimeError(f"{op}(): {name} must be float32 or float64, got {dt}")
+    if dtype is not None and dt != dtype:
+        raise RuntimeError(f"{op}(): {name} has dtype {dt} but the other arguments have {dtype}; "
+                           f"they must be the same (use .astype)")
+    return x if x.is_contiguous() else ascontiguousarray(x)
+
+
+def _size(shape):
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def _shape_arg(shape, name, op):
+    """A shape argument (a sequence of 3 or 4 ints >= 0) as a tuple."""
+    if isinstance(shape, Array) or not isinstance(shape, (tuple, list)):
+        try:
+            shape = tuple(shape)
+        except TypeError:
+            raise TypeError(f"{op}(): argument '{name}' must be a tuple of ints, "
+                            f"got {type(shape).__name__}") from None
+    shape = tuple(_int(s, name, op) for s in shape)
+    if len(shape) not in (3, 4):
+        raise ValueError(f"{op}(): {name} must have 4 entries (N, C, H, W) or 3 (C, H, W), "
+                         f"got {shape}")
+    if min(shape) < 0:
+        raise ValueError(f"{op}(): {name} must not have negative sizes, got {shape}")
+    return shape
+
+
+def _batched(x):
+    """(x viewed as 4-d, whether x was a 3-d unbatched image)."""
+    if x.ndim == 3:
+        return x.reshape((1,) + x.shape), True
+    return x, False
+
+
+def _unbatch(y, unbatched):
+    return y.reshape(y.shape[1:]) if unbatched else y
+
+
+# ---------------------------------------------------------------------------------------------
+# convolution
+# ---------------------------------------------------------------------------------------------
+
+class _ConvArgs:
+    """The validated geometry of one conv2d: shapes, stride, padding, dilation, output size.
+
+    pad_extra (bottom, right) is the padding PyTorch's padding='same' puts after the input
+    beyond the symmetric `padding` when the kernel's extent is even.
+    """
+
+    def __init__(self, op, input_shape, weight_shape, stride, padding, dilation, groups):
+        groups = _int(groups, "groups", op)
+        if groups < 1:
+            raise RuntimeError(f"{op}(): non-positive groups is not supported, got {groups}")
+        if groups != 1:
+            raise RuntimeError(f"{op}(): grouped convolution is not supported by carray "
+                               f"(groups must be 1), got groups={groups}")
+        self.stride = _pair(stride, "stride", op)
+        self.dilation = _pair(dilation, "dilation", op)
+        if min(self.stride) <= 0:
+            raise RuntimeError(f"{op}(): non-positive stride is not supported, "
+                               f"got stride={list(self.stride)}")
+        if min(self.dilation) <= 0:
+            raise RuntimeError(f"{op}(): dilation should be greater than zero, "
+                               f"got dilation={list(self.dilation)}")
+        if len(weight_shape) != 4:
+            raise RuntimeError(f"{op}(): expected a 4-d weight (out_channels, in_channels, kH, "
+                               f"kW), but got weight of size {_size(weight_shape)}")
+        if min(weight_shape[2:]) <= 0:
+            raise RuntimeError(f"{op}(): kernel size should be greater than zero, but got weight "
+                               f"of size {_size(weight_shape)}")
+        if len(input_shape) not in (3, 4):
+            raise RuntimeError(f"{op}(): expected 3D (unbatched) or 4D (batched) input to conv2d, "
+                               f"but got input of size: {_size(input_shape)}")
+        O, C, kh, kw = weight_shape
+        self.extent = (self.dilation[0] * (kh - 1) + 1, self.dilation[1] * (kw - 1) + 1)
+        self.pad_extra = (0, 0)
+        if isinstance(padding, str):
+            if padding == "valid":
+                padding = 0
+            elif padding == "same":
+                if self.stride != (1, 1):
+                    raise ValueError(f"{op}(): padding='same' is not supported for strided "
+                                     f"convolutions, got stride={list(self.stride)}")
+                total = (self.extent[0] - 1, self.extent[1] - 1)
+                padding = (total[0] // 2, total[1] // 2)
+                self.pad_extra = (total[0] % 2, total[1] % 2)
+            else:
+                raise ValueError(f"{op}(): invalid padding string {padding!r}, should be one of "
+                                 f"'valid' or 'same'")
+        self.padding = _pair(padding, "padding", op)
+        if min(self.padding) < 0:
+            raise RuntimeError(f"{op}(): negative padding is not supported, "
+                               f"got padding={list(self.padding)}")
+        self.unbatched = len(input_shape) == 3
+        shape4 = (1,) + tuple(input_shape) if self.unbatched else tuple(input_shape)
+        N, Cx, H, W = shape4
+        if Cx != C:
+            raise RuntimeError(f"{op}(): given groups=1, weight of size {_size(weight_shape)}, "
+                               f"expected input{_size(input_shape)} to have {C} channels, but got "
+                               f"{Cx} channels instead")
+        # sizes of the input as the kernels see it: with pad_extra added after it
+        self.input_shape = shape4
+        self.padded_shape = (N, C, H + self.pad_extra[0], W + self.pad_extra[1])
+        hp = H + self.pad_extra[0] + 2 * self.padding[0]      # the padded input's size
+        wp = W + self.pad_extra[1] + 2 * self.padding[1]
+        if hp < self.extent[0] or wp < self.extent[1]:
+            raise RuntimeError(f"{op}(): Calculated padded input size per channel: "
+                               f"({hp} x {wp}). Kernel size: ({self.extent[0]} x "
+                               f"{self.extent[1]}). Kernel size can't be greater than actual "
+                               f"input size")
+        Ho = (hp - self.extent[0]) // self.stride[0] + 1
+        Wo = (wp - self.extent[1]) // self.stride[1] + 1
+        self.output_shape = (N, O, Ho, Wo)
+        self.weight_shape = tuple(weight_shape)
+
+    def pad_input(self, x):
+        """x (4-d) with pad_extra zeros after its H and W (padding='same', even extents)."""
+        if self.pad_extra == (0, 0):
+            return x
+        return _pad(x, ((0, 0), (0, 0), (0, self.pad_extra[0]), (0, self.pad_extra[1])))
+
+    def unpad(self, g):
+        """The adjoint of pad_input: g without the pad_extra rows and columns."""
+        if self.pad_extra == (0, 0):
+            return g
+        H, W = self.input_shape[2], self.input_shape[3]
+        return ascontiguousarray(g[:, :, :H, :W])
+
+    def kernel_args(self):
+        return self.stride, self.padding, self.dilation
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-d cross-correlation over an (N, C, H, W) input, as torch.nn.functional.conv2d.
+
+        out[n, o, i, j] = bias[o] + sum_{c, u, v} weight[o, c, u, v]
+                          * xpad[n, c, i * sH + u * dH, j * sW + v * dW]
+
+    where xpad is the input with `padding` zeros on each side; weight is (O, C, kH, kW) and the
+    output (N, O, Ho, Wo) with Ho = (H + 2 pH - dH (kH - 1) - 1) // sH + 1 (likewise Wo).
+    stride, padding and dilation are ints or (h, w) pairs; padding may also be 'valid' (0) or
+    'same' (output as large as the input; stride 1). A 3-d input (C, H, W) gives a 3-d output.
+
+    Raises RuntimeError when the channels, dtypes or the bias size do not match, the kernel is
+    larger than the padded input, stride/dilation <= 0, padding < 0 or groups != 1;
+    TypeError for arguments that are not Arrays or ints.
+    """
+    x = _array(input, "input", "conv2d")
+    w = _array(weight, "weight", "conv2d", x.dtype.name)
+    g = _ConvArgs("conv2d", x.shape, w.shape, stride, padding, dilation, groups)
+    b = None
+    if bias is not None:
+        b = _array(bias, "bias", "conv2d", x.dtype.name)
+        if b.shape != (g.weight_shape[0],):
+            raise RuntimeError(f"conv2d(): given weight of size {_size(w.shape)}, expected bias "
+                               f"to be 1-dimensional with {g.weight_shape[0]} elements, but got "
+                               f"bias of size {_size(b.shape)} instead")
+    x4 = g.pad_input(_batched(x)[0])
+    out = _nn.conv2d_forward(x4, w, b, g.output_shape, *g.kernel_args())
+    return _unbatch(out, g.unbatched)
+
+
+def conv2d_grad_input(grad_output, weight, input_shape, stride=1, padding=0, dilation=1,
+                      groups=1):
+    """Gradient of conv2d with respect to its input (the transposed convolution):
+
+        grad_input[n, c, y, x] = sum_{o, i, j, u, v : i sH + u dH - pH = y, j sW + v dW - pW = x}
+                                 weight[o, c, u, v] * grad_output[n, o, i, j]
+
+    grad_output is (N, O, Ho, Wo) (or 3-d); input_shape is the forward input's shape (it fixes H
+    and W where a stride leaves them ambiguous). Raises RuntimeError when grad_output's shape is
+    not conv2d's output shape for input_shape and weight.
+    """
+    op = "conv2d_grad_input"
+    go = _array(grad_output, "grad_output", op)
+    w = _array(weight, "weight", op, go.dtype.name)
+    shape = _shape_arg(input_shape, "input_shape", op)
+    g = _ConvArgs(op, shape, w.shape, stride, padding, dilation, groups)
+    go4 = _check_grad_output(op, go, g.output_shape, g.unbatched, shape, w.shape)
+    gin = _nn.conv2d_grad_input(go4, w, g.padded_shape, *g.kernel_args())
+    return _unbatch(g.unpad(gin), g.unbatched)
+
+
+def conv2d_grad_weight(input, grad_output, weight_shape, stride=1, padding=0, dilation=1,
+                       groups=1):
+    """Gradient of conv2d with respect to its weight:
+
+        grad_weight[o, c, u, v] = sum_{n, i, j} grad_output[n, o, i, j]
+                                  * xpad[n, c, i sH + u dH, j sW + v dW]
+
+    weight_shape is (O, C, kH, kW). Raises RuntimeError when grad_output's shape is not conv2d's
+    output shape for input and weight_shape.
+    """
+    op = "conv2d_grad_weight"
+    x = _array(input, "input", op)
+    go = _array(grad_output, "grad_output", op, x.dtype.name)
+    wshape = tuple(_int(s, "weight_shape", op) for s in _as_tuple(weight_shape, "weight_shape",
+                                                                   op))
+    if len(wshape) == 4 and min(wshape) < 0:
+        raise ValueError(f"{op}(): weight_shape must not have negative sizes, got {wshape}")
+    g = _ConvArgs(op, x.shape, wshape, stride, padding, dilation, groups)
+    go4 = _check_grad_output(op, go, g.output_shape, g.unbatched, x.shape, wshape)
+    x4 = g.pad_input(_batched(x)[0])
+    return _nn.conv2d_grad_weight(x4, go4, wshape, *g.kernel_args())
+
+
+def conv2d_grad_bias(grad_output):
+    """Gradient of conv2d with respect to its bias: grad_bias[o] = sum_{n, i, j}
+    grad_output[n, o, i, j] (sum over i, j for a 3-d grad_output)."""
+    go = _array(grad_output, "grad_output", "conv2d_grad_bias")
+    if go.ndim not in (3, 4):
+        raise RuntimeError(f"conv2d_grad_bias(): expected a 3-d or 4-d grad_output, got size "
+                           f"{_size(go.shape)}")
+    return _nn.conv2d_grad_bias(_batched(go)[0])
+
+
+def _as_tuple(shape, name, op):
+    try:
+        return tuple(shape)
+    except TypeError:
+        raise TypeError(f"{op}(): argument '{name}' must be a tuple of ints, "
+                        f"got {type(shape).__name__}") from None
+
+
+def _check_grad_output(op, go, expected4, unbatched, input_shape, weight_shape):
+    """grad_output as a 4-d array; RuntimeError unless it has the forward output's shape."""
+    expected = expected4[1:] if unbatched else expected4
+    if go.shape != expected:
+        raise RuntimeError(f"{op}(): grad_output of size {_size(go.shape)} does not match the "
+                           f"output size {_size(expected)} of the forward op for input size "
+                           f"{_size(input_shape)}" +
+                           (f" and weight of size {_size(weight_shape)}" if weight_shape else ""))
+    return _batched(go)[0] if unbatched else go
+
+
+# ---------------------------------------------------------------------------------------------
+# pooling
+# ---------------------------------------------------------------------------------------------
+
+def _pool_geometry(op, shape, kernel_size, stride, padding, dilation, ceil_mode, avg):
+    """(kernel, stride, padding, dilation, output shape as 4-d, unbatched) for a pooling op on
+    an input of `shape`, with PyTorch's checks and output size formula."""
+    kernel = _pair(kernel_size, "kernel_size", op)
+    if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0):
+        stride = kernel
+    stride = _pair(stride, "stride", op)
+    padding = _pair(padding, "padding", op)
+    dilation = _pair(dilation, "dilation", op)
+    if not isinstance(ceil_mode, (bool, int)):
+        raise TypeError(f"{op}(): argument 'ceil_mode' must be bool, got "
+                        f"{type(ceil_mode).__name__}")
+    if min(kernel) <= 0:
+        raise RuntimeError(f"{op}(): kernel size should be greater than zero, but got "
+                           f"kH: {kernel[0]} kW: {kernel[1]}")
+    if min(stride) <= 0:
+        raise RuntimeError(f"{op}(): stride should be greater than zero, but got "
+                           f"dH: {stride[0]} dW: {stride[1]}")
+    if min(dilation) <= 0:
+        raise RuntimeError(f"{op}(): dilation should be greater than zero, but got "
+                           f"dilationH: {dilation[0]} dilationW: {dilation[1]}")
+    if min(padding) < 0:
+        raise RuntimeError(f"{op}(): pad must be non-negative, but got "
+                           f"pad={list(padding)}")
+    for k, p, d in zip(kernel, padding, dilation):
+        if avg and p > k // 2:
+            raise RuntimeError(f"{op}(): pad should be at most half of kernel size, but got "
+                               f"pad={p} and kernel_size={k}")
+        if not avg and p > ((k - 1) * d + 1) // 2:
+            raise RuntimeError(f"{op}(): pad should be at most half of effective kernel size, "
+                               f"but got pad={p}, kernel_size={k} and dilation={d}")
+    if len(shape) not in (3, 4) or 0 in shape[-3:]:
+        raise RuntimeError(f"{op}(): expected 3D or 4D (batch mode) tensor with optional 0 dim "
+                           f"batch size for input, but got: {_size(shape)}")
+    out_hw = []
+    for size, k, s, p, d in zip(shape[-2:], kernel, stride, padding, dilation):
+        n = (size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
+        if ceil_mode and (n - 1) * s >= size + p:
+            n -= 1          # the last window would start in the right padding
+        out_hw.append(n)
+    C, H, W = shape[-3:]
+    if min(out_hw) < 1:
+        raise RuntimeError(f"{op}(): given input size: ({C}x{H}x{W}). Calculated output size: "
+                           f"({C}x{out_hw[0]}x{out_hw[1]}). Output size is too small")
+    unbatched = len(shape) == 3
+    N = 1 if unbatched else shape[0]
+    return kernel, stride, padding, dilation, (N, C, out_hw[0], out_hw[1]), unbatched
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """2-d max pooling over an (N, C, H, W) input, as torch.nn.functional.max_pool2d:
+
+        out[n, c, i, j] = max_{u < kH, v < kW} xpad[n, c, i sH + u dH, j sW + v dW]
+
+    with xpad padded by -inf (padding at most half the kernel's extent). stride defaults to
+    kernel_size; Ho = (H + 2 pH - dH (kH - 1) - 1) // sH + 1 (rounded up with ceil_mode). The first
+    maximum of a window wins and NaN propagates. With return_indices, also returns the int64
+    indices of the maxima, each flat in its own (H x W) plane: y * W + x. (A window can miss the
+    input altogether when the dilation exceeds the input's height or width: it gives -inf and
+    index -1, where PyTorch gives an index outside the window.)
+    """
+    op = "max_pool2d"
+    x = _array(input, "input", op)
+    kernel, stride, padding, dilation, out_shape, unbatched = _pool_geometry(
+        op, x.shape, kernel_size, stride, padding, dilation, ceil_mode, avg=False)
+    out, idx = _nn.max_pool2d_forward(_batched(x)[0], out_shape, kernel, stride, padding,
+                                      dilation, bool(return_indices))
+    if return_indices:
+        return _unbatch(out, unbatched), _unbatch(idx, unbatched)
+    return _unbatch(out, unbatched)
+
+
+def max_pool2d_grad(grad_output, indices, input_shape):
+    """Gradient of max_pool2d with respect to its input: zeros, with each grad_output element
+    added at the position its window picked,
+
+        grad_input[n, c].flat[indices[n, c, i, j]] += grad_output[n, c, i, j]
+
+    indices is max_pool2d's (int64, same shape as grad_output; -1 adds nowhere). Raises
+    RuntimeError for shapes that do not fit and IndexError for an index outside its (H x W) plane.
+    """
+    op = "max_pool2d_grad"
+    go = _array(grad_output, "grad_output", op)
+    if isinstance(indices, Array) and indices.dtype.name != "int64":
+        raise RuntimeError(f"{op}(): indices must be int64 (as max_pool2d returns them), got "
+                           f"{indices.dtype.name}")
+    idx = _array(indices, "indices", op, "int64")
+    shape = _shape_arg(input_shape, "input_shape", op)
+    if idx.shape != go.shape:
+        raise RuntimeError(f"{op}(): indices of size {_size(idx.shape)} do not match "
+                           f"grad_output of size {_size(go.shape)}")
+    if go.ndim != len(shape) or go.shape[:-2] != shape[:-2]:
+        raise RuntimeError(f"{op}(): grad_output of size {_size(go.shape)} does not fit the "
+                           f"input size {_size(shape)} (their leading N, C must agree)")
+    unbatched = len(shape) == 3
+    shape4 = (1,) + shape if unbatched else shape
+    gin = _nn.max_pool2d_backward(_batched(go)[0], _batched(idx)[0], shape4)
+    return _unbatch(gin, unbatched)
+
+
+def _avg_divisor(op, divisor_override):
+    if divisor_override is None:
+        return 0
+    d = _int(divisor_override, "divisor_override", op)
+    if d == 0:
+        raise RuntimeError(f"{op}(): divisor must be not zero")
+    if d < 0:
+        raise RuntimeError(f"{op}(): divisor_override must be positive, got {d}")
+    return d
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """2-d average pooling over an (N, C, H, W) input, as torch.nn.functional.avg_pool2d:
+
+        out[n, c, i, j] = (1 / D) sum_{u < kH, v < kW} xpad[n, c, i sH + u, j sW + v]
+
+    with xpad padded by zeros (at most half the kernel) and D = kH * kW (count_include_pad=True,
+    PyTorch's default; windows that ceil_mode lets run past the padding count only up to it),
+    the number of input elements in the window (count_include_pad=False), or divisor_override.
+    stride defaults to kernel_size.
+    """
+    op = "avg_pool2d"
+    x = _array(input, "input", op)
+    kernel, stride, padding, _, out_shape, unbatched = _pool_geometry(
+        op, x.shape, kernel_size, stride, padding, 1, ceil_mode, avg=True)
+    out = _nn.avg_pool2d_forward(_batched(x)[0], out_shape, kernel, stride, padding,
+                                 bool(count_include_pad), _avg_divisor(op, divisor_override))
+    return _unbatch(out, unbatched)
+
+
+def avg_pool2d_grad(grad_output, input_shape, kernel_size, stride=None, padding=0,
+                    ceil_mode=False, count_include_pad=True, divisor_override=None):
+    """Gradient of avg_pool2d with respect to its input (its adjoint): each grad_output element,
+    divided by its window's divisor D, added to every input element of its window,
+
+        grad_input[n, c, y, x] = sum_{i, j : (y, x) in window (i, j)} grad_output[n, c, i, j] / D
+
+    Raises RuntimeError when grad_output's shape is not avg_pool2d's output shape.
+    """
+    op = "avg_pool2d_grad"
+    go = _array(grad_output, "grad_output", op)
+    shape = _shape_arg(input_shape, "input_shape", op)
+    kernel, stride, padding, _, out_shape, unbatched = _pool_geometry(
+        op, shape, kernel_size, stride, padding, 1, ceil_mode, avg=True)
+    go4 = _check_grad_output(op, go, out_shape, unbatched, shape, None)
+    shape4 = (1,) + shape if unbatched else shape
+    gin = _nn.avg_pool2d_backward(go4, shape4, kernel, stride, padding, bool(count_include_pad),
+                                  _avg_divisor(op, divisor_override))
+    return _unbatch(gin, unbatched)
