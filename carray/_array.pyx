@@ -36,7 +36,8 @@ cdef extern from "Python.h":
     Py_ssize_t PySlice_AdjustIndices(Py_ssize_t length, Py_ssize_t* start, Py_ssize_t* stop,
                                      Py_ssize_t step) noexcept
 
-from carray._kernel_table cimport (B_ADD, B_DIV, B_MAX, B_MIN, B_MUL, B_POW, B_SUB, C_AND, C_EQ,
+from carray._kernel_table cimport (B_ADD, B_DIV, B_FLOORDIV, B_MAX, B_MIN, B_MOD, B_MUL, B_POW,
+                                   B_SUB, C_AND, C_EQ,
                                    C_GE, C_GT, C_LE, C_LT, C_NE, C_OR, P_NOT, U_ABS, U_NEG)
 
 # copies below this many elements run on one thread
@@ -690,6 +691,10 @@ cdef class Array:
         """Index of the smallest element (see carray.argmin)."""
         return _ufunc.argmin(self, axis, out, keepdims)
 
+    def clip(self, min=None, max=None, out=None):
+        """The elements limited to [min, max] (see carray.clip)."""
+        return _ufunc.clip(self, min, max, out)
+
     def any(self, axis=None, out=None, keepdims=False):
         """True where any element over axis is nonzero."""
         return _ufunc.any(self, axis, out, keepdims)
@@ -738,6 +743,24 @@ cdef class Array:
 
     def __itruediv__(self, other):
         return _binary(B_DIV, self, other, self)
+
+    def __floordiv__(self, other):
+        return _binary(B_FLOORDIV, self, other, None)
+
+    def __rfloordiv__(self, other):
+        return _binary(B_FLOORDIV, other, self, None)
+
+    def __ifloordiv__(self, other):
+        return _binary(B_FLOORDIV, self, other, self)
+
+    def __mod__(self, other):
+        return _binary(B_MOD, self, other, None)
+
+    def __rmod__(self, other):
+        return _binary(B_MOD, other, self, None)
+
+    def __imod__(self, other):
+        return _binary(B_MOD, self, other, self)
 
     def __pow__(self, other, modulo=None):
         if modulo is not None:

@@ -9,7 +9,7 @@ cdef enum UnaryOp:          # T -> T
     U_SIN, U_COS, U_TANH, U_FLOOR, U_CEIL, U_RELU, U_SIGMOID, NUNARY
 
 cdef enum BinaryOp:         # (T, T) -> T
-    B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MAX, B_MIN, NBINARY
+    B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MAX, B_MIN, B_FLOORDIV, B_MOD, NBINARY
 
 cdef enum CompareOp:        # (T, T) -> bool
     C_EQ, C_NE, C_LT, C_LE, C_GT, C_GE, C_AND, C_OR, NCOMPARE

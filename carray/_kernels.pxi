@@ -9,10 +9,10 @@
 # scalar-operand fast paths. _fill_table registers one loop per (op, dtype).
 
 from cpython.pycapsule cimport PyCapsule_New
-from libc.math cimport (NAN, INFINITY, ceil, ceilf, cos, cosf, exp, expf, expm1, expm1f, fabs,
-                        fabsf, floor, floorf, isfinite, isnan, log, log1p, log1pf, logf, pow,
-                        powf, sin, sinf, sqrt, sqrtf, tanh, tanhf)
-from libc.stdint cimport int32_t, int64_t, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
+from libc.math cimport (NAN, INFINITY, ceil, ceilf, copysign, cos, cosf, exp, expf, expm1,
+                        expm1f, fabs, fabsf, floor, floorf, fmod, isfinite, isnan, log, log1p,
+                        log1pf, logf, pow, powf, sin, sinf, sqrt, sqrtf, tanh, tanhf)
+from libc.stdint cimport int32_t, int64_t, uint64_t, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 
 cdef extern from "_math.h" nogil:
     float carray_expf(float x)
@@ -100,6 +100,11 @@ ctypedef struct Max:
 ctypedef struct Min:
     char _
 
+ctypedef struct FloorDiv:
+    char _
+ctypedef struct Mod:
+    char _
+
 ctypedef fused binary_t:
     Add
     Sub
@@ -108,6 +113,8 @@ ctypedef fused binary_t:
     Pow
     Max
     Min
+    FloorDiv
+    Mod
 
 ctypedef fused reduce_t:
     Add
@@ -262,6 +269,60 @@ cdef inline int64_t _ipow(int64_t base, int64_t e) noexcept nogil:
     return r
 
 
+cdef inline double _floordiv_f(double a, double b) noexcept nogil:
+    """a // b as Python and NumPy define it for floats (floor of the exact quotient)."""
+    cdef double mod, div, fl
+    if b == 0:
+        return a / b
+    mod = fmod(a, b)
+    div = (a - mod) / b
+    if mod != 0 and ((b < 0) != (mod < 0)):
+        div -= 1.0
+    if div == 0:
+        return copysign(0.0, a / b)
+    fl = floor(div)
+    if div - fl > 0.5:
+        fl += 1.0
+    return fl
+
+
+cdef inline double _mod_f(double a, double b) noexcept nogil:
+    """a % b with the sign of b (Python's and NumPy's remainder); NaN for b == 0."""
+    cdef double mod = fmod(a, b)
+    if b == 0:
+        return mod
+    if mod != 0:
+        if (b < 0) != (mod < 0):
+            mod += b
+    else:
+        mod = copysign(0.0, b)
+    return mod
+
+
+cdef inline int64_t _floordiv_i(int64_t a, int64_t b) noexcept nogil:
+    """a // b rounded towards -inf; 0 for b == 0 (NumPy's result, which also warns)."""
+    cdef int64_t q
+    if b == 0:
+        return 0
+    if b == -1:
+        return <int64_t>(0 - <uint64_t>a)        # wraps for the most negative value, no trap
+    q = a // b                                   # C division (cdivision): truncates
+    if (a % b != 0) and ((a < 0) != (b < 0)):
+        q -= 1
+    return q
+
+
+cdef inline int64_t _mod_i(int64_t a, int64_t b) noexcept nogil:
+    """a % b with the sign of b; 0 for b == 0 (as NumPy)."""
+    cdef int64_t r
+    if b == 0 or b == -1:
+        return 0
+    r = a % b
+    if r != 0 and ((r < 0) != (b < 0)):
+        r += b
+    return r
+
+
 cdef inline T binary_apply(T a, T b, binary_t* op) noexcept nogil:
     # bool: add is or, multiply/min is and, max is or (NumPy); sub/div/pow are rejected by _ufunc.
     if binary_t is Add:
@@ -294,6 +355,16 @@ cdef inline T binary_apply(T a, T b, binary_t* op) noexcept nogil:
         return a if (a >= b or a != a) else b     # NaN wins, as NumPy's maximum
     elif binary_t is Min:
         return a if (a <= b or a != a) else b
+    elif binary_t is FloorDiv:
+        if T is float or T is double:
+            return <T>_floordiv_f(a, b)
+        else:
+            return <T>_floordiv_i(a, b)
+    elif binary_t is Mod:
+        if T is float or T is double:
+            return <T>_mod_f(a, b)
+        else:
+            return <T>_mod_i(a, b)
 
 
 cdef inline T reduce_apply(T a, T b, reduce_t* op) noexcept nogil:
@@ -544,6 +615,8 @@ cdef void _fill(int num, T* tag) noexcept:
     _TABLE.binary[<int>B_POW][num] = <loop1d_t>binary_loop[T, Pow]
     _TABLE.binary[<int>B_MAX][num] = <loop1d_t>binary_loop[T, Max]
     _TABLE.binary[<int>B_MIN][num] = <loop1d_t>binary_loop[T, Min]
+    _TABLE.binary[<int>B_FLOORDIV][num] = <loop1d_t>binary_loop[T, FloorDiv]
+    _TABLE.binary[<int>B_MOD][num] = <loop1d_t>binary_loop[T, Mod]
     _TABLE.compare[<int>C_EQ][num] = <loop1d_t>compare_loop[T, Eq]
     _TABLE.compare[<int>C_NE][num] = <loop1d_t>compare_loop[T, Ne]
     _TABLE.compare[<int>C_LT][num] = <loop1d_t>compare_loop[T, Lt]

@@ -218,7 +218,8 @@ cdef object _finish(Array result, object out):
 cdef enum:
     COMPARE_BASE = 100       # codes >= this are comparisons (CompareOp + COMPARE_BASE)
 
-cdef tuple _BINARY_NAMES = ("add", "subtract", "multiply", "divide", "power", "maximum", "minimum")
+cdef tuple _BINARY_NAMES = ("add", "subtract", "multiply", "divide", "power", "maximum", "minimum",
+                            "floor_divide", "remainder")
 cdef tuple _COMPARE_NAMES = ("equal", "not_equal", "less", "less_equal", "greater",
                              "greater_equal", "logical_and", "logical_or")
 
@@ -249,8 +250,8 @@ cdef object binary(int code, object x, object y, object out):
                             "bitwise_xor, the `^` operator, or the logical_xor function instead.")
         if code == B_DIV and _kind_rank(ct) < 2:
             ct = FLOAT64 if wx < 0 or wy < 0 else FLOAT32
-        if code == B_POW and ct == BOOL:
-            ct = INT64
+        if (code == B_POW or code == B_FLOORDIV or code == B_MOD) and ct == BOOL:
+            ct = INT64        # NumPy gives int8, which carray does not have
     elif _kind_rank(ct) == 1 and (wx == 1 and not _fits(x, ct) or wy == 1 and not _fits(y, ct)):
         # NumPy 2 compares an int array with any Python int by value: widen to int64, or to
         # float64 beyond int64's range
@@ -607,6 +608,30 @@ def maximum(x1, x2, out=None):
 def minimum(x1, x2, out=None):
     """Elementwise minimum; NaN if either is NaN."""
     return binary(B_MIN, x1, x2, out)
+
+
+def floor_divide(x1, x2, out=None):
+    """x1 // x2: the quotient rounded towards -inf (as Python); 0 for an integer division by 0."""
+    return binary(B_FLOORDIV, x1, x2, out)
+
+
+def remainder(x1, x2, out=None):
+    """x1 % x2 with the sign of x2 (as Python); 0 for integers modulo 0, NaN for floats."""
+    return binary(B_MOD, x1, x2, out)
+
+
+mod = remainder
+
+
+def clip(a, a_min=None, a_max=None, out=None):
+    """a limited to [a_min, a_max] elementwise: minimum(maximum(a, a_min), a_max) (either bound
+    may be None, not both; NaN stays NaN). ValueError when both are None."""
+    if a_min is None and a_max is None:
+        raise ValueError("One of max or min must be given")
+    r = a if a_min is None else binary(B_MAX, a, a_min, None)
+    if a_max is not None:
+        r = binary(B_MIN, r, a_max, None)
+    return r if out is None else _finish_into(r, out, "clip")
 
 
 def equal(x1, x2, out=None):

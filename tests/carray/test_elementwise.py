@@ -869,3 +869,61 @@ def test_bad_simd_env_value():
                           env=env, timeout=60)
     assert proc.returncode != 0
     assert "CARRAY_SIMD" in proc.stderr
+
+
+# -------------------------------------------------------------------------------------------------
+# floor_divide, remainder (//, %) and clip
+# -------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dt", ["int32", "int64", "float32", "float64"])
+@given(data=st.data())
+@FEW
+def test_floor_divide_and_remainder_match_numpy(dt, data):
+    """x // y and x % y as NumPy (and Python): quotient rounded to -inf, remainder with the sign
+    of y; integer division by 0 gives 0, float division by 0 inf/nan; broadcasting and scalars."""
+    shape1, shape2, _ = data.draw(broadcast_shapes_pair(3), label="shapes")
+    if dt[0] == "i":
+        values = st.integers(-50, 50)
+    else:
+        values = st.one_of(st.floats(-1e3, 1e3, allow_nan=False, width=32),
+                           st.sampled_from([0.0, -0.0, 0.1, -0.5, float("inf"), float("nan")]))
+    x = np.array(data.draw(st.lists(values, min_size=int(np.prod(shape1)),
+                                    max_size=int(np.prod(shape1)))), dt).reshape(shape1)
+    y = np.array(data.draw(st.lists(values, min_size=int(np.prod(shape2)),
+                                    max_size=int(np.prod(shape2)))), dt).reshape(shape2)
+    a, b = ca.array(x), ca.array(y)
+    with np.errstate(all="ignore"):
+        for got, want in ((a // b, x // y), (a % b, x % y), (ca.floor_divide(a, 3), x // 3),
+                          (ca.remainder(7, b), np.remainder(7, y)),
+                          (a[..., ::-1] % b, x[..., ::-1] % y) if x.ndim else (a % 5, x % 5)):
+            assert got.dtype.name == want.dtype.name
+            np.testing.assert_array_equal(to_numpy(got), want)
+
+
+def test_floor_divide_edge_cases():
+    """1 // 0.1 is 9 (the exact quotient is just under 10), the most negative int // -1 wraps
+    as NumPy's, bool operands give int64 (NumPy: int8), in-place forms write into the array."""
+    assert float(ca.array(1.0, dtype="float64") // 0.1) == 1.0 // 0.1 == 9.0
+    m = np.iinfo(np.int64).min
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(to_numpy(ca.array([m]) // -1), np.array([m]) // -1)
+    b = ca.array([True, False])
+    assert (b // True).dtype.name == "int64" and (b % True).tolist() == [0, 0]
+    a = ca.arange(10)
+    a //= 3
+    assert a.tolist() == [v // 3 for v in range(10)]
+    a %= 2
+    assert a.tolist() == [(v // 3) % 2 for v in range(10)]
+
+
+def test_clip_matches_numpy():
+    x = np.array([[1.0, 5.0, np.nan], [-3.0, 2.5, 4.0]], np.float32)
+    a = ca.array(x)
+    for lo, hi in ((0, 4), (None, 2), (1.5, None), (np.float32(0), ca.array([1.0, 2.0, 3.0]))):
+        want = np.clip(x, lo, np.asarray(hi) if isinstance(hi, ca.Array) else hi)
+        got = ca.clip(a, lo, hi)
+        assert got.dtype.name == want.dtype.name
+        np.testing.assert_array_equal(to_numpy(got), want)
+    np.testing.assert_array_equal(to_numpy(ca.arange(5).clip(1, 3)), np.arange(5).clip(1, 3))
+    with pytest.raises(ValueError):
+        ca.clip(a, None, None)
