@@ -421,6 +421,9 @@ def column_stack(tup):
 # splits
 # ---------------------------------------------------------------------------------------------
 
+_MAX_SECTIONS = 2**31 - 1
+
+
 def array_split(ary, indices_or_sections, axis=0):
     """Views of ary split along `axis`: into `indices_or_sections` parts (an int; the first
     len % n parts get one extra element), or at the given indices (a sequence; each part is
@@ -437,6 +440,9 @@ def array_split(ary, indices_or_sections, axis=0):
         nsections = int(indices_or_sections)
         if nsections <= 0:
             raise ValueError(f"number sections must be larger than 0., got {nsections}") from None
+        if nsections > _MAX_SECTIONS:   # one view object each: refuse before looping for ever
+            raise MemoryError(f"array_split: cannot make {nsections} sections (one view each); "
+                              f"at most {_MAX_SECTIONS}") from None
         each, extras = divmod(ntotal, nsections)
         points = [0]
         for k in range(nsections):

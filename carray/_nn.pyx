@@ -712,15 +712,15 @@ cdef void _max_plane(const real* x, real* out, int64_t* idx, const Geom* g) noex
         y1 = y0 + (g.kh - 1) * g.dh + 1
         if y1 > g.H:
             y1 = g.H
-        while y0 < 0:
-            y0 += g.dh
+        if y0 < 0:                  # the first tap inside (no loop: padding can be huge)
+            y0 += ((g.dh - 1 - y0) // g.dh) * g.dh
         for ox in range(g.Wo):
             x0 = ox * g.sw - g.pw
             x1 = x0 + (g.kw - 1) * g.dw + 1
             if x1 > g.W:
                 x1 = g.W
-            while x0 < 0:
-                x0 += g.dw
+            if x0 < 0:                  # the first tap inside (no loop: padding can be huge)
+                x0 += ((g.dw - 1 - x0) // g.dw) * g.dw
             m = -INFINITY
             nan = False
             y = y0

@@ -344,6 +344,11 @@ def _pool_geometry(op, shape, kernel_size, stride, padding, dilation, ceil_mode,
     if min(padding) < 0:
         raise RuntimeError(f"{op}(): pad must be non-negative, but got "
                            f"pad={list(padding)}")
+    # the kernels index in 64-bit (and PyTorch takes int32 here): refuse values past int32
+    for name, v in (("kernel_size", kernel), ("stride", stride), ("padding", padding),
+                    ("dilation", dilation)):
+        if max(v) > 2**31 - 1:
+            raise RuntimeError(f"{op}(): {name}={list(v)} is too large (at most 2**31 - 1)")
     for k, p, d in zip(kernel, padding, dilation):
         if avg and p > k // 2:
             raise RuntimeError(f"{op}(): pad should be at most half of kernel size, but got "
