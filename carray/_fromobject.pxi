@@ -138,16 +138,12 @@ cdef int _format_num(Py_buffer* view) noexcept:
 
 
 def _buffer_values(m):
-    """Nested lists of the values of memoryview m, also for formats that memoryview.tolist
-    cannot read ('e' float16, byte-swapped '>d'); TypeError for formats struct cannot read."""
-    try:
-        return m.tolist()
-    except NotImplementedError:
-        pass
+    """Nested lists of the values of memoryview m, read with struct (memoryview.tolist cannot
+    read every format: 'e' float16, byte-swapped '>d'); TypeError for formats struct cannot read."""
     import struct
     fmt = m.format
     try:
-        item = struct.Struct(fmt if fmt[:1] in "@=<>!" else "=" + fmt)
+        item = struct.Struct(fmt if fmt[:1] in "@=<>!" else "@" + fmt)
     except struct.error:
         item = None
     if item is None or item.size != m.itemsize or len(item.unpack(bytes(m.itemsize))) != 1:

@@ -416,7 +416,7 @@ cdef void _fill_identity(Array o, int op) noexcept:
             (<bool_t*>o.data)[i] = 0 if op == R_MAX else 1
 
 
-cdef Array _reduce_into(Array a, int op, bint* reduced, Py_ssize_t nreduce):
+cdef Array _reduce_into(Array a, int op, bint* reduced):
     """Reduce a (already of the compute dtype) over the marked dims; the result keeps every dim
     (size 1 where reduced). Parallel: threads split the outermost walk dim; when that dim is
     reduced, each thread folds into its own partial result and the partials are combined."""
@@ -533,25 +533,35 @@ cdef object _shape_result(Array r, Array a, bint* reduced, bint keepdims):
     return make_view(r, n, shape, strides, r.offset)
 
 
-cdef object _reduce(int op, object x, object axis, object dtype, object out, bint keepdims):
-    cdef Array a = x if type(x) is Array else as_array(x, -1)
-    cdef bint reduced[MAXDIMS]
-    cdef int nred = _reduced_axes(axis, a.ndim, reduced)
+cdef Py_ssize_t _reduced_count(Array a, bint* reduced) noexcept:
+    """How many elements each result of reducing a over the marked dims combines."""
     cdef Py_ssize_t count = 1
-    cdef int d, ct = a.dtype_num
+    cdef int d
     for d in range(a.ndim):
         if reduced[d]:
             count *= a.shape_[d]
+    return count
+
+
+cdef object _reduce(int op, object x, object axis, object dtype, object out, bint keepdims,
+                    bint empty_ok=False):
+    """Reduce x with op over axis. max/min of nothing raise ValueError (they have no identity)
+    unless empty_ok: any/all give their identity there."""
+    cdef Array a = x if type(x) is Array else as_array(x, -1)
+    cdef bint reduced[MAXDIMS]
+    _reduced_axes(axis, a.ndim, reduced)
+    cdef Py_ssize_t count = _reduced_count(a, reduced)
+    cdef int ct = a.dtype_num
     if dtype is not None:
         ct = parse_dtype_num(dtype, ct)
     elif op == R_SUM or op == R_PROD:
         if ct == BOOL or ct == INT32:
             ct = INT64
-    if (op == R_MAX or op == R_MIN) and count == 0:
+    if (op == R_MAX or op == R_MIN) and count == 0 and not empty_ok:
         raise ValueError(f"zero-size array to reduction operation {_REDUCE_NAMES[op]} which has "
                          f"no identity")
     a = _operand(a, -1, ct)
-    cdef Array r = _reduce_into(a, op, reduced, count)
+    cdef Array r = _reduce_into(a, op, reduced)
     result = _shape_result(r, a, reduced, keepdims)
     if out is not None:
         o = _output(out, (<Array>result).ndim, (<Array>result).shape_, ct, _REDUCE_NAMES[op],
@@ -809,13 +819,10 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False):
     cdef int ct = parse_dtype_num(dtype, x.dtype_num if _kind_rank(x.dtype_num) == 2 else FLOAT64)
     cdef bint reduced[MAXDIMS]
     _reduced_axes(axis, x.ndim, reduced)
-    cdef Py_ssize_t count = 1
-    for d in range(x.ndim):
-        if reduced[d]:
-            count *= x.shape_[d]
+    cdef Py_ssize_t count = _reduced_count(x, reduced)
     total = _reduce(R_SUM, x, axis, dtype_of(ct), None, keepdims)
     result = binary(B_DIV, total, float(count) if count else float("nan"), None)
-    return _finish(result, out) if out is None else _finish_into(result, out, "mean")
+    return result if out is None else _finish_into(result, out, "mean")
 
 
 cdef object _finish_into(object result, object out, str name):
@@ -831,10 +838,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     cdef int ct = parse_dtype_num(dtype, x.dtype_num if _kind_rank(x.dtype_num) == 2 else FLOAT64)
     cdef bint reduced[MAXDIMS]
     _reduced_axes(axis, x.ndim, reduced)
-    cdef Py_ssize_t count = 1
-    for d in range(x.ndim):
-        if reduced[d]:
-            count *= x.shape_[d]
+    cdef Py_ssize_t count = _reduced_count(x, reduced)
     x = _operand(x, -1, ct)
     centred = binary(B_SUB, x, mean(x, axis, None, None, True), None)
     total = _reduce(R_SUM, binary(B_MUL, centred, centred, None), axis, None, None, keepdims)
@@ -850,29 +854,13 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 
 
 def any(a, axis=None, out=None, keepdims=False):
-    """True where any element over `axis` is nonzero."""
-    return _reduce(R_MAX, unary(PREDICATE_BASE + P_NOT, unary(PREDICATE_BASE + P_NOT, a, None),
-                                None), axis, None, out, keepdims) if _nonempty(a) else \
-        _empty_logical(a, axis, keepdims, False)
+    """True where any element over `axis` is nonzero (False for nothing)."""
+    return _reduce(R_MAX, as_array(a, BOOL), axis, None, out, keepdims, True)
 
 
 def all(a, axis=None, out=None, keepdims=False):
-    """True where every element over `axis` is nonzero."""
-    return _reduce(R_MIN, unary(PREDICATE_BASE + P_NOT, unary(PREDICATE_BASE + P_NOT, a, None),
-                                None), axis, None, out, keepdims) if _nonempty(a) else \
-        _empty_logical(a, axis, keepdims, True)
-
-
-cdef bint _nonempty(object a) except -1:
-    return (<Array>as_array(a, -1)).size_c() > 0
-
-
-cdef object _empty_logical(object a, object axis, bint keepdims, bint value):
-    """any/all of an empty array: the identity (False / True) in the reduced shape."""
-    cdef Array x = as_array(a, -1)
-    r = _reduce(R_SUM, x.astype(dtype_of(BOOL)), axis, dtype_of(BOOL), None, keepdims)
-    (<Array>r).fill(value)
-    return r
+    """True where every element over `axis` is nonzero (True for nothing)."""
+    return _reduce(R_MIN, as_array(a, BOOL), axis, None, out, keepdims, True)
 
 
 # -- argmax / argmin ----------------------------------------------------------------------------
