@@ -19,6 +19,7 @@ from cpython.long cimport PyLong_Check
 from cpython.slice cimport PySlice_Check
 from cpython.tuple cimport PyTuple_Check, PyTuple_GET_SIZE, PyTuple_GET_ITEM
 from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport PTRDIFF_MAX as PY_SSIZE_T_MAX
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 

@@ -7,6 +7,11 @@
 # place when the array indices sit next to each other in the key, else they go first (NumPy's rule).
 
 cdef enum:
+    MODE_GET = 0      # _advanced: gather a[key]
+    MODE_ASSIGN = 1   # a[key] = value
+    MODE_ADD = 2      # a[key] += value, each repeated index adding (NumPy's add.at)
+
+cdef enum:
     K_INT = 0
     K_SLICE = 1
     K_NONE = 2
@@ -92,7 +97,7 @@ cdef object _getitem(Array a, object key):
     for j in range(nkey):
         kind = _kind(<object>PyTuple_GET_ITEM(key, j))
         if kind == K_ADV:
-            return _advanced(a, key, None, False)
+            return _advanced(a, key, None, MODE_GET)
         if kind == K_INT or kind == K_SLICE:
             consumed += 1
         elif kind == K_ELLIPSIS:
@@ -149,7 +154,7 @@ cdef int _setitem(Array a, object key, object value) except -1:
         key = (key,)
     for j in range(PyTuple_GET_SIZE(key)):
         if _kind(<object>PyTuple_GET_ITEM(key, j)) == K_ADV:
-            _advanced(a, key, value, True)
+            _advanced(a, key, value, MODE_ASSIGN)
             return 0
     try:
         view = _getitem(a, key)
@@ -159,7 +164,7 @@ cdef int _setitem(Array a, object key, object value) except -1:
     return 0
 
 
-cdef object _advanced(Array a, tuple key, object value, bint assign):
+cdef object _advanced(Array a, tuple key, object value, int mode):
     """Gather a[key] (assign=False) or scatter a[key] = value (assign=True) for keys with arrays."""
     cdef Py_ssize_t vshape[MAXDIMS]
     cdef Py_ssize_t vstrides[MAXDIMS]
@@ -274,7 +279,7 @@ cdef object _advanced(Array a, tuple key, object value, bint assign):
     cdef Array offsets = _gather_offsets(view, adv, bshape)
     # 5. move the blocks
     cdef Array result
-    if assign:
+    if mode != MODE_GET:
         result = _scalar_for(value, a.dtype_num)
         if result.storage is a.storage:
             result = result.copy()
@@ -286,8 +291,8 @@ cdef object _advanced(Array a, tuple key, object value, bint assign):
         result = _copy_as(result, a.dtype_num, "C")
     else:
         result = _new_from_tuple(rshape, a.dtype_num)
-    _move_blocks(view, result, offsets, before + after, len(before), len(bshape), assign)
-    return None if assign else result
+    _move_blocks(view, result, offsets, before + after, len(before), len(bshape), mode)
+    return None if mode != MODE_GET else result
 
 
 cdef Array _new_from_tuple(tuple shape, int num):
@@ -357,15 +362,22 @@ cdef Array _gather_offsets(Array view, list adv, tuple bshape):
 
 
 cdef void _move_blocks(Array view, Array result, Array offsets, list rest, int nbefore,
-                       int nb, bint assign) except *:
-    """Copy, for each index combination b, the block of view's `rest` dims at offsets[b] to (or,
-    when assign, from) result's block b. result's dims are (before, B, after), C-contiguous."""
+                       int nb, int mode) except *:
+    """Copy, for each index combination b, the block of view's `rest` dims at offsets[b] to
+    result's block b (MODE_GET), or from it (MODE_ASSIGN), or add result's block into it
+    (MODE_ADD, serially, so repeated indices add up). result's dims are (before, B, after),
+    C-contiguous."""
     cdef Py_ssize_t shape[MAXDIMS]
     cdef Py_ssize_t vst[MAXDIMS]
     cdef Py_ssize_t rst[MAXDIMS]
     cdef int nr = len(rest), d, rd
     cdef Py_ssize_t total = offsets.size_c(), i, bstep, isz = view.itemsize
     cdef int64_t* off = <int64_t*>offsets.data
+    cdef bint assign = mode == MODE_ASSIGN
+    cdef loop1d_t acc = _add_into_loop(view.dtype_num)
+    cdef NdLoop it
+    cdef char* data[2]
+    cdef Py_ssize_t steps[2][MAXDIMS]
     cdef char* vbase = view.data
     cdef char* rbase = result.data
     # result strides (bytes) for the rest dims: before-dims come first, after-dims after B
@@ -380,6 +392,17 @@ cdef void _move_blocks(Array view, Array result, Array offsets, list rest, int n
         bstep *= result.shape_[d]
     if result.size_c() == 0:
         return
+    if mode == MODE_ADD:
+        for d in range(nr):
+            steps[0][d] = vst[d]
+            steps[1][d] = rst[d]
+        with nogil:
+            for i in range(total):
+                data[0] = vbase + off[i] * isz
+                data[1] = rbase + i * bstep * isz
+                prepare_loop(&it, 2, nr, shape, data, steps)
+                run_loop(&it, acc, NULL, NULL, PY_SSIZE_T_MAX)
+        return
     with nogil:
         for i in range(total):
             if nr == 0:
@@ -393,3 +416,86 @@ cdef void _move_blocks(Array view, Array result, Array offsets, list rest, int n
             else:
                 _copy_raw(nr, shape, rbase + i * bstep * isz, rst, view.dtype_num,
                           vbase + off[i] * isz, vst, view.dtype_num)
+
+
+# ---------------------------------------------------------------------------------------------
+# add.at: a[key] += value where repeated indices accumulate
+# ---------------------------------------------------------------------------------------------
+
+ctypedef fused addable_t:
+    float
+    double
+    int32_t
+    int64_t
+
+
+cdef void _add_into(addable_t* dst, char** data, const Py_ssize_t* steps, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef char* d = data[0]
+    cdef char* s = data[1]
+    for i in range(n):
+        (<addable_t*>d)[0] = (<addable_t*>d)[0] + (<addable_t*>s)[0]
+        d += steps[0]
+        s += steps[1]
+
+
+cdef void _add_into_f32(char** data, const Py_ssize_t* steps, Py_ssize_t n, void* aux,
+                        void* aux2) noexcept nogil:
+    _add_into(<float*>NULL, data, steps, n)
+
+
+cdef void _add_into_f64(char** data, const Py_ssize_t* steps, Py_ssize_t n, void* aux,
+                        void* aux2) noexcept nogil:
+    _add_into(<double*>NULL, data, steps, n)
+
+
+cdef void _add_into_i32(char** data, const Py_ssize_t* steps, Py_ssize_t n, void* aux,
+                        void* aux2) noexcept nogil:
+    _add_into(<int32_t*>NULL, data, steps, n)
+
+
+cdef void _add_into_i64(char** data, const Py_ssize_t* steps, Py_ssize_t n, void* aux,
+                        void* aux2) noexcept nogil:
+    _add_into(<int64_t*>NULL, data, steps, n)
+
+
+cdef void _or_into_bool(char** data, const Py_ssize_t* steps, Py_ssize_t n, void* aux,
+                        void* aux2) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef char* d = data[0]
+    cdef char* s = data[1]
+    for i in range(n):
+        (<bool_t*>d)[0] = (<bool_t*>d)[0] or (<bool_t*>s)[0]
+        d += steps[0]
+        s += steps[1]
+
+
+cdef loop1d_t _add_into_loop(int num) noexcept:
+    if num == FLOAT32:
+        return _add_into_f32
+    if num == FLOAT64:
+        return _add_into_f64
+    if num == INT32:
+        return _add_into_i32
+    if num == INT64:
+        return _add_into_i64
+    return _or_into_bool
+
+
+def add_at(Array a, indices, values):
+    """a[indices] += values in place, unbuffered: an element indexed more than once gets every
+    value added (NumPy's numpy.add.at; bool arrays get a logical or). indices is any index
+    NumPy accepts; values broadcasts to a[indices]'s shape and is cast to a's dtype.
+    Raises IndexError for bad indices, ValueError for a value of the wrong shape or a
+    read-only a."""
+    cdef int j
+    if not a.writeable:
+        raise ValueError("assignment destination is read-only")
+    key = indices if PyTuple_Check(indices) else (indices,)
+    for j in range(PyTuple_GET_SIZE(key)):
+        if _kind(<object>PyTuple_GET_ITEM(key, j)) == K_ADV:
+            _advanced(a, key, values, MODE_ADD)
+            return None
+    view = _getitem(a, key)
+    _ufunc.add(view, values, out=view)   # a basic index never repeats an element
+    return None

@@ -1,0 +1,64 @@
+"""autograd: PyTorch's autograd API in pure Python on top of carray.
+
+    import autograd
+    x = autograd.randn(3, requires_grad=True)
+    y = (x * x).sum()
+    y.backward()          # x.grad == 2 * x
+
+Tensors wrap carray Arrays (`t.data`); every op is an autograd.Function recorded in a graph
+that autograd/engine.py walks backwards. `import autograd` never imports NumPy.
+"""
+
+import carray as _carray
+
+from autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from autograd.tensor import Tensor
+from autograd.function import Function, once_differentiable
+from autograd.engine import backward, grad
+from autograd import ops as _ops
+from autograd.ops import *  # noqa: F401,F403  (the op functions: exp, sum, cat, ...)
+from autograd.ops import (abs, add, all, allclose, amax, amin, any, argmax, argmin, cat, ceil,
+                          chunk, clamp, clone, concat, concatenate, cos, div, eq, equal, exp,
+                          expm1, flatten, flip, floor, ge, gt, isfinite, isnan, le, log, log10,
+                          log1p, log2, log_softmax, logical_and, logical_not, logical_or,
+                          logsumexp, lt, matmul, max, maximum, mean, min, minimum, mul, ne, neg,
+                          norm, narrow, permute, pow, prod, reciprocal, relu, reshape, rsqrt,
+                          sigmoid, sign, sin, softmax, split, sqrt, square, squeeze, stack, std,
+                          sub, sum, tanh, transpose, unbind, unsqueeze, var, where)
+from autograd.factories import (Generator, arange, as_tensor, empty, empty_like, eye,
+                                from_numpy, full, full_like, get_default_dtype, initial_seed,
+                                linspace, manual_seed, ones, ones_like, rand, rand_like,
+                                randint, randn, randn_like, randperm, seed, set_default_dtype,
+                                tensor, zeros, zeros_like)
+from autograd.gradcheck import gradcheck, gradgradcheck
+
+clamp_min = None
+del clamp_min
+
+# dtypes, as torch.float32 ...
+float32 = float = _carray.float32  # noqa: A001
+float64 = double = _carray.float64
+int32 = int = _carray.int32  # noqa: A001
+int64 = long = _carray.int64
+bool = _carray.bool_  # noqa: A001
+dtype = _carray.DType
+
+
+def is_tensor(obj):
+    """True for autograd Tensors."""
+    return isinstance(obj, Tensor)
+
+
+def numel(input):
+    return input.numel()
+
+
+def clip(input, min=None, max=None):
+    return clamp(input, min, max)
+
+
+def detach(input):
+    return input.detach()
+
+
+__version__ = _carray.__version__

@@ -1,0 +1,281 @@
+"""The backward engine: PyTorch's design, iterative so any depth works.
+
+1. Walk the graph from the roots once and count, for every node, how many edges lead into it
+   (its dependencies).
+2. Keep, per node, a buffer with one gradient slot per output; every gradient delivered to a slot
+   is added to what is there.
+3. A node is ready when all its dependencies have delivered. Ready nodes wait in a heap and the one
+   created last runs first (the reverse of the forward order), so a chain runs in one pass.
+4. Running a node calls its backward on the buffer and delivers the results along its edges. An
+   AccumulateGrad node adds the gradient into its leaf's .grad. Saved tensors are freed after a
+   node runs unless retain_graph.
+"""
+
+import heapq
+import sys
+
+import carray
+
+from autograd.function import AccumulateGrad, _edge
+from autograd.grad_mode import _state
+
+__all__ = ["backward", "grad"]
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate into the leaves' .grad the gradient of sum(<tensor, grad_tensor>) over the given
+    tensors (torch.autograd.backward). Raises RuntimeError for a tensor that does not require
+    grad, or a non-scalar tensor without a grad_tensor."""
+    tensors = _as_tuple(tensors)
+    grads = _make_grads(tensors, _as_tuple(grad_tensors, len(tensors)), create_graph)
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = [(_root_edge(t, i), g) for i, (t, g) in enumerate(zip(tensors, grads))]
+    only = None
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        if not inputs:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        only = {id(_input_edge(t)[0]) for t in inputs}
+    _run(roots, retain_graph, create_graph, accumulate_only=only)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=None, materialize_grads=False):
+    """The gradients of sum(<output, grad_output>) with respect to each input, returned as a tuple
+    (torch.autograd.grad); .grad attributes are left alone. Raises RuntimeError for an input that
+    the outputs do not depend on unless allow_unused=True (its gradient is then None, or zeros with
+    materialize_grads=True)."""
+    outputs = _as_tuple(outputs)
+    inputs = _as_tuple(inputs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    for i, t in enumerate(inputs):
+        if not t.requires_grad:
+            raise RuntimeError(f"One of the differentiated Tensors does not require grad "
+                               f"(input {i})")
+    grads = _make_grads(outputs, _as_tuple(grad_outputs, len(outputs)), create_graph)
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = [(_root_edge(t, i), g) for i, (t, g) in enumerate(zip(outputs, grads))]
+    targets = {}
+    for i, t in enumerate(inputs):
+        node, nr = _input_edge(t)
+        targets.setdefault(id(node), []).append((nr, i))
+    captured = [None] * len(inputs)
+    _run(roots, retain_graph, create_graph, capture=(targets, captured))
+    for i, g in enumerate(captured):
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been "
+                                   "used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
+            if materialize_grads:
+                captured[i] = _Tensor._wrap(carray.zeros(inputs[i].shape, dtype=inputs[i].dtype,
+                                                         device=inputs[i].device))
+    return tuple(captured)
+
+
+# ---------------------------------------------------------------------------------------------
+# the loop
+# ---------------------------------------------------------------------------------------------
+
+def _run(roots, retain_graph, create_graph, capture=None, accumulate_only=None):
+    """Propagate the root gradients through the graph (see the module docstring)."""
+    deps = _count_dependencies([edge[0] for edge, _ in roots])
+    buffers = {}
+    ready = []
+    tick = 0
+    for (node, nr), g in roots:
+        _deliver(buffers, node, nr, g)
+    for (node, _), _ in roots:
+        if deps.get(node, 0) == 0 and node in buffers and not _queued(ready, node):
+            ready.append((-node._seq, tick, node))
+            tick += 1
+    heapq.heapify(ready)
+    targets, captured = capture if capture is not None else (None, None)
+    prev = _state.enabled
+    _state.enabled = create_graph
+    try:
+        while ready:
+            node = heapq.heappop(ready)[2]
+            grads = buffers.pop(node)
+            if node._pre_hooks:
+                _run_pre_hooks(node, grads)
+            if node._retained:
+                _retain(node, grads, create_graph)
+            if targets is not None:
+                slots = targets.get(id(node))
+                if slots:
+                    for nr, i in slots:
+                        captured[i] = grads[nr]
+            if node.__class__ is AccumulateGrad:
+                if grads[0] is not None and targets is None and (
+                        accumulate_only is None or id(node) in accumulate_only):
+                    _accumulate(node.variable, grads[0], create_graph)
+                continue
+            if all(g is None for g in grads):
+                out = (None,) * len(node.next_functions)
+            else:
+                out = node._run_backward(grads)
+            if not retain_graph:
+                node._release()
+            for (nxt, nr), g in zip(node.next_functions, out):
+                if nxt is None:
+                    continue
+                _deliver(buffers, nxt, nr, g)
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if left == 0:
+                    heapq.heappush(ready, (-nxt._seq, tick, nxt))
+                    tick += 1
+    finally:
+        _state.enabled = prev
+
+
+def _queued(ready, node):
+    return any(entry[2] is node for entry in ready)
+
+
+def _count_dependencies(root_nodes):
+    """{node: number of edges into it} over the graph reachable from the roots (iterative)."""
+    deps = {}
+    seen = set()
+    stack = [n for n in root_nodes if n is not None]
+    for n in stack:
+        seen.add(n)
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return deps
+
+
+def _deliver(buffers, node, nr, g):
+    """Add gradient g (or None: nothing to add) into slot nr of node's buffer."""
+    buf = buffers.get(node)
+    if buf is None:
+        n = len(node._out_meta) if node.__class__ is not AccumulateGrad else 1
+        buf = buffers[node] = [None] * max(n, nr + 1)
+    if g is None:
+        return
+    old = buf[nr]
+    buf[nr] = g if old is None else old + g
+
+
+def _run_pre_hooks(node, grads):
+    """Hooks registered on the node's output tensors: each may replace its gradient."""
+    for nr, hooks in node._pre_hooks.items():
+        for hook in list(hooks):
+            if grads[nr] is None:
+                break
+            new = hook(grads[nr])
+            if new is not None:
+                grads[nr] = new
+
+
+def _retain(node, grads, create_graph):
+    """Store the gradient of outputs that called retain_grad() in their .grad."""
+    for nr, ref in node._retained.items():
+        t = ref()
+        if t is None or grads[nr] is None:
+            continue
+        g = grads[nr] if create_graph else grads[nr].detach()
+        t.grad = g._clone_data() if t.grad is None else t.grad + g
+
+
+def _accumulate(leaf, g, create_graph):
+    """leaf.grad += g after the leaf's hooks; the first gradient is stored without a copy when
+    nothing else holds it."""
+    if leaf._hooks:
+        for hook in list(leaf._hooks):
+            new = hook(g)
+            if new is not None:
+                g = new
+    if g.dtype != leaf.dtype:
+        g = g.to(leaf.dtype)
+    old = leaf.grad
+    if old is None:
+        if create_graph:
+            leaf.grad = g
+        elif _owned(g):
+            leaf.grad = g.detach() if g.grad_fn is not None else g
+        else:
+            leaf.grad = g._clone_data()
+    elif create_graph or _state.enabled:
+        leaf.grad = old + g
+    else:
+        carray.add(old.data, g.data, out=old.data)
+        old._vc[0] += 1
+
+
+def _owned(g):
+    """True when no one but the engine holds g and its memory is its own and contiguous, so the
+    leaf can keep it as its .grad (sys.getrefcount counts the caller's references too)."""
+    d = g.data
+    return (sys.getrefcount(g) <= 4 and sys.getrefcount(d) <= 2 and d.base is None
+            and d.flags.c_contiguous)
+
+
+# ---------------------------------------------------------------------------------------------
+# roots
+# ---------------------------------------------------------------------------------------------
+
+def _as_tuple(x, n=None):
+    if x is None:
+        return (None,) * n if n is not None else ()
+    if isinstance(x, (tuple, list)):
+        return tuple(x)
+    return (x,)
+
+
+def _make_grads(outputs, grads, create_graph):
+    """The gradient each output starts with: given, or 1 for a scalar output."""
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"grad can be implicitly created only for scalar outputs; got "
+                           f"{len(grads)} gradients for {len(outputs)} outputs")
+    out = []
+    for i, (t, g) in enumerate(zip(outputs, grads)):
+        if not isinstance(t, _Tensor):
+            raise TypeError(f"backward: expected Tensors as outputs, got {type(t).__name__}")
+        if g is None:
+            if t.requires_grad and t.data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if t.requires_grad and t.data.dtype.kind != "f":
+                raise RuntimeError("grad can be implicitly created only for real scalar outputs "
+                                   f"but got {t.dtype}")
+            g = _Tensor._wrap(carray.ones(t.shape, dtype=t.dtype, device=t.device))
+        else:
+            if not isinstance(g, _Tensor):
+                g = _Tensor._wrap(carray.asarray(g, dtype=t.dtype))
+            if g.shape != t.shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                                   f"{_size(g.shape)} and output[{i}] has a shape of "
+                                   f"{_size(t.shape)}.")
+            if not create_graph:
+                g = g.detach()
+        out.append(g)
+    return out
+
+
+def _size(shape):
+    return "torch.Size([" + ", ".join(str(s) for s in shape) + "])"
+
+
+def _root_edge(t, i):
+    if not t.requires_grad:
+        raise RuntimeError(f"element {i} of tensors does not require grad and does not have a "
+                           f"grad_fn")
+    return _edge(t)
+
+
+def _input_edge(t):
+    return _edge(t)
+
+
+_Tensor = None  # set by autograd/tensor.py

@@ -1,0 +1,302 @@
+"""Tensor factories with PyTorch's names and defaults (float32 for floats, int64 for ints) and
+the global random generator (manual_seed)."""
+
+import operator
+
+import carray
+
+from autograd.tensor import Tensor, _to_array
+
+__all__ = ["arange", "empty", "empty_like", "eye", "full", "full_like", "linspace",
+           "manual_seed", "ones", "ones_like", "rand", "rand_like", "randint", "randn",
+           "randn_like", "randperm", "tensor", "zeros", "zeros_like", "Generator",
+           "get_default_dtype", "set_default_dtype", "seed", "initial_seed"]
+
+_default_float = carray.float32
+
+
+def get_default_dtype():
+    """The dtype of tensors made from Python floats (float32 unless set_default_dtype)."""
+    return _default_float
+
+
+def set_default_dtype(d):
+    """Make d (float32 or float64) the dtype of tensors made from Python floats. TypeError for
+    other dtypes."""
+    global _default_float
+    d = carray.dtype(d)
+    if d.kind != "f":
+        raise TypeError(f"only floating-point types are supported as the default type, "
+                        f"got {d}")
+    _default_float = d
+
+
+def _finish(arr, requires_grad):
+    t = Tensor._wrap(arr)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def _dtype(dtype):
+    return carray.dtype(dtype) if dtype is not None else None
+
+
+def _device(device):
+    return str(device).split(":")[0] if device is not None else "cpu"
+
+
+def _size(size):
+    """zeros(2, 3), zeros((2, 3)) and zeros([2, 3]) all mean the shape (2, 3)."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    try:
+        shape = tuple(operator.index(s) for s in size)
+    except TypeError:
+        raise TypeError(f"size must be a sequence of ints, got {size!r}") from None
+    for s in shape:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{list(shape)}")
+    return shape
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False):
+    """A new tensor holding a copy of data (nested lists, numbers, a carray/NumPy array or a
+    Tensor). Python floats give float32 (the default dtype), ints int64, bools bool.
+    RuntimeError when requires_grad is asked for a non-float dtype."""
+    src = data.detach() if isinstance(data, Tensor) else data
+    arr = _to_array(src, dtype, _device(device) if device is not None else None)
+    if dtype is None and arr.dtype == carray.float32 and _default_float != carray.float32 \
+            and not hasattr(src, "dtype"):
+        arr = arr.astype(_default_float)
+    if arr is src or isinstance(src, Tensor) and arr is src.data or _shares(arr, src):
+        arr = arr.copy()
+    return _finish(arr, requires_grad)
+
+
+def _shares(arr, src):
+    base = arr.base
+    return isinstance(src, carray.Array) and base is not None and (base is src or
+                                                                    base is src.base)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """data as a tensor, sharing memory with a carray.Array or Tensor when no conversion is
+    needed."""
+    if isinstance(data, Tensor):
+        return data.to(dtype=dtype, device=device) if dtype or device else data
+    return Tensor._wrap(_to_array(data, dtype, _device(device) if device else None))
+
+
+def from_numpy(array):
+    """A tensor sharing memory with a NumPy array."""
+    return Tensor._wrap(carray.asarray(array))
+
+
+def _float(dtype):
+    return _dtype(dtype) or _default_float
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    """A tensor of zeros (float32 by default)."""
+    return _finish(carray.zeros(_size(size), dtype=_float(dtype), device=_device(device)),
+                   requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    """A tensor of ones (float32 by default)."""
+    return _finish(carray.ones(_size(size), dtype=_float(dtype), device=_device(device)),
+                   requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    """An uninitialised tensor (float32 by default)."""
+    return _finish(carray.empty(_size(size), dtype=_float(dtype), device=_device(device)),
+                   requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    """A tensor filled with fill_value; the dtype follows it (bool, int64, or float32)."""
+    if dtype is None:
+        dtype = carray.bool_ if isinstance(fill_value, bool) else carray.int64 \
+            if isinstance(fill_value, int) else _default_float
+    return _finish(carray.full(_size((size,)), fill_value, dtype=_dtype(dtype),
+                               device=_device(device)), requires_grad)
+
+
+def _like(input, dtype):
+    return _dtype(dtype) or input.data.dtype
+
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False):
+    return _finish(carray.zeros(input.shape, dtype=_like(input, dtype),
+                                device=_device(device or input.device)), requires_grad)
+
+
+def ones_like(input, *, dtype=None, device=None, requires_grad=False):
+    return _finish(carray.ones(input.shape, dtype=_like(input, dtype),
+                               device=_device(device or input.device)), requires_grad)
+
+
+def empty_like(input, *, dtype=None, device=None, requires_grad=False):
+    return _finish(carray.empty(input.shape, dtype=_like(input, dtype),
+                                device=_device(device or input.device)), requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
+    return _finish(carray.full(input.shape, fill_value, dtype=_like(input, dtype),
+                               device=_device(device or input.device)), requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """Values from start (default 0) to end, exclusive, by step: int64 when all are ints,
+    else float32."""
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if dtype is None:
+        is_int = all(isinstance(v, int) or isinstance(v, Tensor) and v.dtype.kind in "iu"
+                     for v in (start, end, step))
+        dtype = carray.int64 if is_int else _default_float
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if (vals[1] - vals[0]) * vals[2] < 0:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    arr = carray.arange(vals[0], vals[1], vals[2], dtype=carray.float64 if
+                        _dtype(dtype).kind == "f" else _dtype(dtype))
+    arr = arr.astype(_dtype(dtype)) if arr.dtype != _dtype(dtype) else arr
+    if _device(device) != "cpu":
+        arr = arr.to(_device(device))
+    return _finish(arr, requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    """steps values evenly spaced from start to end inclusive (float32 by default)."""
+    arr = carray.linspace(start, end, steps, dtype=_float(dtype))
+    if _device(device) != "cpu":
+        arr = arr.to(_device(device))
+    return _finish(arr, requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    """The identity matrix (n x m)."""
+    arr = carray.eye(n, m, dtype=_float(dtype))
+    if _device(device) != "cpu":
+        arr = arr.to(_device(device))
+    return _finish(arr, requires_grad)
+
+
+# ---------------------------------------------------------------------------------------------
+# random
+# ---------------------------------------------------------------------------------------------
+
+class Generator:
+    """A random generator (torch.Generator): Philox counters under carray.random, so the same
+    seed gives the same numbers on every device."""
+
+    def __init__(self, device="cpu"):
+        self.device = _device(device)
+        self._seed = 67280421310721
+        self._rng = carray.random.default_rng(self._seed)
+
+    def manual_seed(self, seed):
+        """Restart the stream from seed (an int); returns self."""
+        seed = operator.index(seed)
+        self._seed = seed
+        self._rng = carray.random.default_rng(seed % 2**64)
+        return self
+
+    def initial_seed(self):
+        return self._seed
+
+    def seed(self):
+        import os
+        return self.manual_seed(int.from_bytes(os.urandom(8), "little"))._seed
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed):
+    """Seed the global generator (used by rand, randn, randint, randperm, nn.init, dropout)."""
+    return default_generator.manual_seed(seed)
+
+
+def seed():
+    return default_generator.seed()
+
+
+def initial_seed():
+    return default_generator.initial_seed()
+
+
+def _rng(generator):
+    return (generator or default_generator)._rng
+
+
+def _random_array(kind, shape, dtype, device, a=None, b=None, generator=None):
+    """carray draws for the random factories and in-place fills: uniform(a=0, b=1) or
+    normal(mean a=0, std b=1)."""
+    rng = _rng(generator)
+    if kind == "uniform":
+        lo = 0.0 if a is None else a
+        hi = 1.0 if b is None else b
+        return rng.uniform(lo, hi, shape, dtype=dtype, device=device)
+    if kind == "normal":
+        return rng.normal(0.0 if a is None else a, 1.0 if b is None else b, shape, dtype=dtype,
+                          device=device)
+    raise ValueError(kind)
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Uniform samples in [0, 1) (float32 by default)."""
+    d = _float(dtype)
+    if d.kind != "f":
+        raise RuntimeError(f'"check_uniform_bounds" not implemented for \'{d}\'')
+    return _finish(_rng(generator).random(_size(size), dtype=d, device=_device(device)),
+                   requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Standard normal samples (float32 by default)."""
+    d = _float(dtype)
+    if d.kind != "f":
+        raise RuntimeError(f'"normal_kernel_cpu" not implemented for \'{d}\'')
+    return _finish(_rng(generator).normal(0.0, 1.0, _size(size), dtype=d,
+                                          device=_device(device)), requires_grad)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False):
+    return rand(input.shape, dtype=_like(input, dtype), device=device or input.device,
+                requires_grad=requires_grad)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False):
+    return randn(input.shape, dtype=_like(input, dtype), device=device or input.device,
+                 requires_grad=requires_grad)
+
+
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
+            requires_grad=False):
+    """Integers in [low, high) (int64 by default); randint(high, size) starts at 0."""
+    if size is None:
+        low, high, size = 0, low, high
+    if high is None or size is None:
+        raise TypeError("randint() missing required arguments: 'high' and 'size'")
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
+                           f"from={low} >= to={high}")
+    arr = _rng(generator).integers(low, high, _size((size,)), dtype=_dtype(dtype) or
+                                   carray.int64, device=_device(device))
+    return _finish(arr, requires_grad)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """A random permutation of 0..n-1 (int64 by default)."""
+    arr = _rng(generator).permutation(n)
+    if dtype is not None:
+        arr = arr.astype(_dtype(dtype))
+    if _device(device) != "cpu":
+        arr = arr.to(_device(device))
+    return _finish(arr, requires_grad)

@@ -1,0 +1,376 @@
+"""autograd.Function: one op of the graph, with PyTorch's custom-function API.
+
+    class Exp(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):
+            (y,) = ctx.saved_tensors
+            return grad * y
+
+    y = Exp.apply(x)
+
+`apply` makes an instance of the class (the ctx), runs `forward` with grad mode off, and, when
+grad mode is on and an input requires grad, links the outputs to the ctx: the ctx is then the
+outputs' `grad_fn`, the node the engine (autograd/engine.py) calls `backward` on. Every built-in
+op is a Function of this same kind.
+
+A node's edges (`next_functions`) hold, for each argument of forward, the node its gradient goes
+to: the argument's own grad_fn, an AccumulateGrad for a leaf that requires grad, or None.
+"""
+
+import itertools
+
+from autograd.grad_mode import _state
+
+__all__ = ["Function", "AccumulateGrad", "once_differentiable"]
+
+# Creation order of nodes: the engine runs the ready node created last first.
+_sequence = itertools.count()
+
+_FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you "
+    "call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
+    "through the graph a second time or if you need to access saved tensors after calling "
+    "backward.")
+
+
+class _SavedOutput:
+    """An output of a node saved by that node: kept as its data and version counter (not the
+    Tensor, which points back at the node) and rebuilt when saved_tensors is read."""
+
+    __slots__ = ("data", "vc", "output_nr")
+
+    def __init__(self, tensor):
+        self.data = tensor.data
+        self.vc = tensor._vc
+        self.output_nr = tensor._output_nr
+
+
+class Function:
+    """Base of every differentiable op. Subclasses define the static methods
+    `forward(ctx, *args, **kwargs)` and `backward(ctx, *grad_outputs)` (one gradient, or None,
+    per argument of forward) and are called through `Cls.apply(*args)`."""
+
+    # defaults of a node; apply sets the rest
+    next_functions = ()
+    needs_input_grad = ()
+    _saved = None            # tuple of (tensor or _SavedOutput or None, version) pairs
+    _to_save = ()
+    _freed = False
+    _materialize = True
+    _dirty = ()
+    _non_differentiable = ()
+    _pre_hooks = None        # {output_nr: [hook, ...]} from Tensor.register_hook on outputs
+    _retained = None         # {output_nr: weakref to a tensor that called retain_grad()}
+    _hooks = None            # [hook(grad_inputs, grad_outputs)] from register_hook on the node
+    _out_meta = ()           # (shape, dtype, device) of each output, to make zero gradients
+    _in_shapes = ()          # shape of each tensor argument (None for others), to check gradients
+    _trusted = False         # built-in ops: backward returns gradients of the right shape
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    # -- the API of ctx ---------------------------------------------------------------------------
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        """The op on tensors; runs with grad mode off. Override in subclasses."""
+        raise NotImplementedError("You must implement the forward function for custom "
+                                  "autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        """One gradient per argument of forward (None where there is none). Override it."""
+        raise NotImplementedError("You must implement either the backward or vjp method for "
+                                  "your custom autograd.Function to use it with backward mode AD.")
+
+    def save_for_backward(self, *tensors):
+        """Keep tensors (or None) for backward; read them back with saved_tensors, which raises
+        RuntimeError if one was modified in place since."""
+        self._to_save = tensors
+
+    @property
+    def saved_tensors(self):
+        """The tensors given to save_for_backward. Raises RuntimeError after the graph was freed
+        or when one of them was modified in place after it was saved."""
+        saved = self._saved
+        if saved is None:
+            if self._freed:
+                raise RuntimeError(_FREED_MESSAGE)
+            return self._to_save
+        out = []
+        for item, version in saved:
+            if item is None:
+                out.append(None)
+                continue
+            if item.__class__ is _SavedOutput:
+                tensor = _Tensor._from_node(item.data, item.vc, self, item.output_nr)
+                vc = item.vc
+            else:
+                tensor = item
+                vc = item._vc
+            if vc[0] != version:
+                raise _modified_error(tensor, self, version, vc[0])
+            out.append(tensor)
+        return tuple(out)
+
+    def mark_dirty(self, *tensors):
+        """Declare the arguments forward modified in place (they become its outputs)."""
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors):
+        """Declare outputs that get no gradient (such as indices)."""
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value):
+        """When True (the default) backward gets zeros, not None, for outputs without a
+        gradient."""
+        self._materialize = bool(value)
+
+    def name(self):
+        """The node's name, as in PyTorch: 'MulBackward0' for built-ins, 'MyFnBackward' else."""
+        cls = type(self)
+        return cls.__name__ + ("Backward0" if cls._trusted else "Backward")
+
+    def register_hook(self, hook):
+        """hook(grad_inputs, grad_outputs) runs after this node's backward; it may return new
+        grad_inputs."""
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(hook)
+        return _RemovableHandle(self._hooks, hook)
+
+    def __repr__(self):
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    # -- making nodes -------------------------------------------------------------------------------
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        """Run forward on args and, when grad mode is on and an argument requires grad, record
+        the node so backward reaches the arguments. Returns forward's result."""
+        ctx = object.__new__(cls)
+        record = False
+        prev = _state.enabled
+        if prev:
+            needs = []
+            for a in args:
+                r = isinstance(a, _Tensor) and a._rg
+                needs.append(r)
+                record = record or r
+            ctx.needs_input_grad = tuple(needs)
+        else:
+            ctx.needs_input_grad = (False,) * len(args)
+        _state.enabled = False
+        try:
+            result = cls.forward(ctx, *args, **kwargs)
+        finally:
+            _state.enabled = prev
+        if record:
+            _link(ctx, args, result)
+        else:
+            _unlinked(ctx, args, result)
+        return result
+
+    # -- what the engine calls ----------------------------------------------------------------------
+
+    def _run_backward(self, grads):
+        """backward on the gradients of the outputs (a list, None where none arrived); returns
+        one gradient or None per argument of forward."""
+        if self._materialize and not self._trusted:
+            for i, g in enumerate(grads):
+                if g is None:
+                    shape, dtype, device = self._out_meta[i]
+                    grads[i] = _Tensor._wrap(_zeros(shape, dtype, device))
+        result = type(self).backward(self, *grads)
+        if not isinstance(result, tuple):
+            result = (result,)
+        n = len(self.next_functions)
+        if len(result) != n:
+            if len(result) > n and all(r is None for r in result[n:]):
+                result = result[:n]
+            else:
+                raise RuntimeError(f"function {self.name()} returned an incorrect number of "
+                                   f"gradients (expected {n}, got {len(result)})")
+        if not self._trusted:
+            result = tuple(self._check_grad(i, g) for i, g in enumerate(result))
+        if self._hooks:
+            for hook in self._hooks:
+                new = hook(result, tuple(grads))
+                if new is not None:
+                    result = tuple(new)
+        return result
+
+    def _check_grad(self, i, g):
+        """A custom backward's gradient i, summed to the argument's shape when it broadcasts."""
+        if g is None or self.next_functions[i][0] is None:
+            return None
+        if not isinstance(g, _Tensor):
+            raise TypeError(f"function {self.name()} returned a gradient of type "
+                            f"{type(g).__name__} at index {i}; expected a Tensor or None")
+        shape = self._in_shapes[i]
+        if g.shape != shape:
+            try:
+                g = _reduce_to_shape(g, shape)
+            except (ValueError, RuntimeError):
+                raise RuntimeError(f"Function {self.name()} returned an invalid gradient at index "
+                                   f"{i} - got {list(g.shape)} but expected shape compatible "
+                                   f"with {list(shape)}") from None
+        return g
+
+    def _release(self):
+        """Free what backward needed (after a backward without retain_graph)."""
+        if self._saved is not None or self._to_save:
+            self._saved = None
+            self._to_save = ()
+            self._freed = True
+
+
+def _link(ctx, args, result):
+    """Make ctx the grad_fn of forward's outputs and record its edges and saved tensors."""
+    ctx.next_functions = tuple(_edge(a) if isinstance(a, _Tensor) else (None, 0) for a in args)
+    ctx._in_shapes = tuple(a.shape if isinstance(a, _Tensor) else None for a in args)
+    ctx._seq = next(_sequence)
+    outputs = result if isinstance(result, tuple) else (result,)
+    meta = []
+    non_diff = ctx._non_differentiable
+    dirty = ctx._dirty
+    for i, out in enumerate(outputs):
+        if not isinstance(out, _Tensor):
+            meta.append(None)
+            continue
+        meta.append((out.shape, out.dtype, out.device))
+        if any(out is t for t in non_diff):
+            continue
+        if not out.data.dtype.kind == "f":
+            continue
+        if any(out is t for t in dirty):
+            _check_inplace_allowed(out)
+        out._rg = True
+        out.grad_fn = ctx
+        out._output_nr = i
+    ctx._out_meta = tuple(meta)
+    to_save = ctx._to_save
+    if to_save:
+        saved = []
+        for t in to_save:
+            if t is None:
+                saved.append((None, 0))
+            elif not isinstance(t, _Tensor):
+                raise TypeError(f"save_for_backward can only save variables, but argument "
+                                f"{len(saved)} is of type {type(t).__name__}")
+            elif t.grad_fn is ctx:
+                saved.append((_SavedOutput(t), t._vc[0]))
+            else:
+                saved.append((t, t._vc[0]))
+        ctx._saved = tuple(saved)
+        ctx._to_save = ()
+
+
+def _unlinked(ctx, args, result):
+    """forward ran without recording: in-place outputs still count as modified."""
+    ctx._to_save = ()
+
+
+def _edge(t):
+    """Where the gradient of tensor t goes: (its grad_fn, output_nr), (its AccumulateGrad, 0) for
+    a leaf that requires grad, else (None, 0)."""
+    fn = t.grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    if t._rg:
+        acc = t._accum
+        if acc is None:
+            acc = t._accum = AccumulateGrad(t)
+        return (acc, 0)
+    return (None, 0)
+
+
+class AccumulateGrad:
+    """The node that ends every path at a leaf: adds the gradient into leaf.grad."""
+
+    next_functions = ()
+    _pre_hooks = None
+    _retained = None
+    _seq = float("inf")  # run as soon as ready (it frees the gradient early)
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    def name(self):
+        return "AccumulateGrad"
+
+    def __repr__(self):
+        return f"<AccumulateGrad object at {id(self):#x}>"
+
+    def _release(self):
+        pass
+
+
+class _RemovableHandle:
+    """What register_hook returns: handle.remove() unregisters the hook."""
+
+    def __init__(self, hooks, hook):
+        self._hooks = hooks
+        self._hook = hook
+
+    def remove(self):
+        try:
+            self._hooks.remove(self._hook)
+        except ValueError:
+            pass
+
+
+def once_differentiable(fn):
+    """Decorator for a backward that is not itself differentiable (as torch's): it runs with
+    grad mode off even under create_graph."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        prev = _state.enabled
+        _state.enabled = False
+        try:
+            return fn(ctx, *args)
+        finally:
+            _state.enabled = prev
+    return wrapper
+
+
+def _modified_error(tensor, node, expected, actual):
+    kind = {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor",
+            "int32": "IntTensor", "bool": "BoolTensor"}.get(tensor.data.dtype.name, "Tensor")
+    where = ""
+    if tensor.grad_fn is not None:
+        where = f", which is output {tensor._output_nr} of {tensor.grad_fn.name()},"
+    elif tensor.requires_grad:
+        where = ", which is a leaf,"
+    return RuntimeError(
+        f"one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: [torch.{kind} {list(tensor.shape)}]{where} is at version {actual}; expected "
+        f"version {expected} instead. Hint: the backtrace further above can point to the "
+        f"operation that failed to compute its gradient. The variable in question was changed in "
+        f"there or anywhere later. Good luck!")
+
+
+def _check_inplace_allowed(t):
+    """RuntimeError when t (or the tensor it views) is a leaf that requires grad."""
+    if t.grad_fn is None and t._rg:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    base = t._base
+    if base is not None and base.grad_fn is None and base._rg:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+
+
+# Set by autograd/tensor.py (the Tensor class needs this module first).
+_Tensor = None
+_zeros = None
+_reduce_to_shape = None

@@ -1,0 +1,705 @@
+"""The ops under PyTorch's names: module functions (autograd.exp(x)) and Tensor methods
+(x.exp(), x + y, x.add_(y)). Each name maps to a Function from this package."""
+
+import operator
+
+import carray
+
+from autograd.grad_mode import _state
+from autograd.ops import arith, inplace as _inplace_mod, reduce, shape
+from autograd.ops._util import data_of, norm_dim, wrap
+from autograd.ops.arith import (Abs, Add, Ceil, Clamp, Cos, Div, Exp, Expm1, Floor, Log, Log1p,
+                                Maximum, Minimum, Mul, Neg, Pow, Relu, Sigmoid, Sign, Sin, Sqrt,
+                                Sub, Tanh, Where)
+from autograd.ops.inplace import inplace, raw_binary
+from autograd.ops.reduce import (AmaxDims, LogSoftmax, LogSumExp, MatMul, MaxAll, MaxDim, Mean,
+                                 MaxMin, Prod, Softmax, Sum, Var)
+from autograd.ops.shape import (Cat, Clone, Expand, Flip, Index, IndexPut, Pad, Permute, Reshape,
+                                Squeeze, Stack, ToCopy, Transpose, Unsqueeze, index_key, is_basic)
+from autograd.tensor import Tensor
+
+__all__ = []  # filled by _export
+
+
+def _tensor_arg(x, like=None):
+    """A Tensor or a Python number as an op argument (other objects become tensors)."""
+    if isinstance(x, (Tensor, int, float, bool)):
+        return x
+    return Tensor(x, dtype=None, device=like.data.device if like is not None else None)
+
+
+# ---------------------------------------------------------------------------------------------
+# arithmetic
+# ---------------------------------------------------------------------------------------------
+
+def add(input, other, *, alpha=1):
+    """input + alpha * other (broadcasting)."""
+    if alpha != 1:
+        other = mul(other, alpha)
+    return Add.apply(_tensor_arg(input), _tensor_arg(other, input))
+
+
+def sub(input, other, *, alpha=1):
+    """input - alpha * other (broadcasting)."""
+    if alpha != 1:
+        other = mul(other, alpha)
+    return Sub.apply(_tensor_arg(input), _tensor_arg(other, input))
+
+
+def mul(input, other):
+    """input * other (broadcasting)."""
+    return Mul.apply(_tensor_arg(input), _tensor_arg(other, input))
+
+
+def div(input, other, *, rounding_mode=None):
+    """input / other (true division; rounding_mode 'floor' or 'trunc' give no gradient)."""
+    if rounding_mode is None:
+        return Div.apply(_tensor_arg(input), _tensor_arg(other, input))
+    a, b = data_of(input), data_of(other)
+    if rounding_mode == "floor":
+        return wrap(carray.floor_divide(a, b))
+    if rounding_mode == "trunc":
+        q = carray.divide(a, b)
+        out = carray.where(carray.less(q, 0), carray.ceil(q), carray.floor(q))
+        kind = carray.result_type(a, b)
+        return wrap(out.astype(kind) if kind.kind != "f" else out)
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                       f"found '{rounding_mode}'")
+
+
+def pow(input, exponent):
+    """input ** exponent (either may be a number)."""
+    return Pow.apply(_tensor_arg(input), _tensor_arg(exponent, input if isinstance(input, Tensor)
+                                                     else None))
+
+
+def neg(input):
+    return Neg.apply(input)
+
+
+def matmul(input, other):
+    """Matrix product with NumPy's rules (1-d operands, batch broadcasting)."""
+    return MatMul.apply(input, other)
+
+
+def maximum(input, other):
+    return Maximum.apply(input, other)
+
+
+def minimum(input, other):
+    return Minimum.apply(input, other)
+
+
+def where(condition, input=None, other=None):
+    """input where condition else other (broadcasting; input/other may be numbers)."""
+    if input is None and other is None:
+        raise TypeError("where(condition) with one argument is not supported; use nonzero()")
+    return Where.apply(condition, _tensor_arg(input), _tensor_arg(other))
+
+
+def clamp(input, min=None, max=None):
+    """input limited to [min, max] (bounds may be numbers or tensors). RuntimeError when both
+    are None."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    return Clamp.apply(input, min, max)
+
+
+def _unary(fn_class):
+    def op(input):
+        return fn_class.apply(input)
+    op.__name__ = fn_class.__name__.lower()
+    op.__doc__ = fn_class.__doc__
+    return op
+
+
+exp = _unary(Exp)
+expm1 = _unary(Expm1)
+log = _unary(Log)
+log1p = _unary(Log1p)
+sqrt = _unary(Sqrt)
+sin = _unary(Sin)
+cos = _unary(Cos)
+tanh = _unary(Tanh)
+sigmoid = _unary(Sigmoid)
+relu = _unary(Relu)
+abs = _unary(Abs)
+sign = _unary(Sign)
+floor = _unary(Floor)
+ceil = _unary(Ceil)
+
+
+def rsqrt(input):
+    return sqrt(input).reciprocal()
+
+
+def reciprocal(input):
+    return Div.apply(1.0, input)
+
+
+def square(input):
+    return Mul.apply(input, input)
+
+
+def log2(input):
+    return log(input) / 0.6931471805599453
+
+
+def log10(input):
+    return log(input) / 2.302585092994046
+
+
+# ---------------------------------------------------------------------------------------------
+# comparisons and logic (no gradient)
+# ---------------------------------------------------------------------------------------------
+
+def _compare(fn):
+    def op(input, other):
+        return wrap(fn(data_of(input), data_of(other)))
+    op.__name__ = fn.__name__
+    return op
+
+
+eq = _compare(carray.equal)
+ne = _compare(carray.not_equal)
+lt = _compare(carray.less)
+le = _compare(carray.less_equal)
+gt = _compare(carray.greater)
+ge = _compare(carray.greater_equal)
+logical_and = _compare(carray.logical_and)
+logical_or = _compare(carray.logical_or)
+
+
+def logical_not(input):
+    return wrap(carray.logical_not(input.data))
+
+
+def isnan(input):
+    return wrap(carray.isnan(input.data))
+
+
+def isfinite(input):
+    return wrap(carray.isfinite(input.data))
+
+
+def equal(input, other):
+    """True when both have the same shape and elements."""
+    return input.shape == other.shape and bool(carray.all(carray.equal(input.data, other.data)))
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    a, b = input.data, other.data
+    close = carray.less_equal(carray.abs(a - b), atol + rtol * carray.abs(b))
+    if equal_nan:
+        close = carray.logical_or(close, carray.logical_and(carray.isnan(a), carray.isnan(b)))
+    return bool(carray.all(close))
+
+
+# ---------------------------------------------------------------------------------------------
+# reductions
+# ---------------------------------------------------------------------------------------------
+
+def sum(input, dim=None, keepdim=False, *, dtype=None):
+    """Sum over dim (an int, a tuple, or None for all)."""
+    return Sum.apply(input, dim, keepdim, dtype)
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    """Mean over dim (float tensors; RuntimeError for integer ones without dtype=)."""
+    return Mean.apply(input, dim, keepdim, dtype)
+
+
+def _correction(unbiased, correction):
+    if correction is not None:
+        return correction
+    return 1 if unbiased is None or unbiased else 0
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Variance over dim with Bessel's correction by default (correction=1)."""
+    if isinstance(unbiased, bool) is False and unbiased is not None and dim is None:
+        dim, unbiased = unbiased, None
+    return Var.apply(input, dim, _correction(unbiased, correction), keepdim)
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Standard deviation over dim with Bessel's correction by default."""
+    return sqrt(var(input, dim, unbiased, keepdim, correction=correction))
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    return Prod.apply(input, dim, keepdim, dtype)
+
+
+def _max_or_min(input, dim, keepdim, largest, other_name):
+    if isinstance(dim, Tensor):
+        return (maximum if largest else minimum)(input, dim)
+    if dim is None:
+        if keepdim:
+            raise TypeError(f"{other_name}() received an invalid combination of arguments: "
+                            f"keepdim without dim")
+        return MaxAll.apply(input, largest)
+    values, indices = MaxDim.apply(input, dim, keepdim, largest)
+    return MaxMin(values, indices)
+
+
+def max(input, dim=None, keepdim=False):
+    """The largest element, or (values, indices) along dim, or the elementwise maximum when dim
+    is a Tensor. Ties in the whole-tensor max share the gradient evenly."""
+    return _max_or_min(input, dim, keepdim, True, "max")
+
+
+def min(input, dim=None, keepdim=False):
+    """The smallest element, or (values, indices) along dim (see max)."""
+    return _max_or_min(input, dim, keepdim, False, "min")
+
+
+def amax(input, dim=(), keepdim=False):
+    return AmaxDims.apply(input, dim if dim != () else None, keepdim, True)
+
+
+def amin(input, dim=(), keepdim=False):
+    return AmaxDims.apply(input, dim if dim != () else None, keepdim, False)
+
+
+def argmax(input, dim=None, keepdim=False):
+    """Index of the largest element (flat when dim is None)."""
+    if dim is None:
+        out = carray.argmax(input.data)
+        return wrap(out.reshape((1,) * input.data.ndim) if keepdim else out)
+    return wrap(carray.argmax(input.data, axis=norm_dim(dim, input.data.ndim), keepdims=keepdim))
+
+
+def argmin(input, dim=None, keepdim=False):
+    if dim is None:
+        out = carray.argmin(input.data)
+        return wrap(out.reshape((1,) * input.data.ndim) if keepdim else out)
+    return wrap(carray.argmin(input.data, axis=norm_dim(dim, input.data.ndim), keepdims=keepdim))
+
+
+def all(input, dim=None, keepdim=False):
+    return wrap(carray.all(input.data, axis=dim, keepdims=keepdim))
+
+
+def any(input, dim=None, keepdim=False):
+    return wrap(carray.any(input.data, axis=dim, keepdims=keepdim))
+
+
+def logsumexp(input, dim, keepdim=False):
+    return LogSumExp.apply(input, dim, keepdim)
+
+
+def softmax(input, dim, dtype=None):
+    """exp(x) / sum(exp(x)) along dim, computed stably."""
+    if dtype is not None:
+        input = input.to(dtype)
+    return Softmax.apply(input, dim)
+
+
+def log_softmax(input, dim, dtype=None):
+    """log(softmax(x)) along dim, computed stably."""
+    if dtype is not None:
+        input = input.to(dtype)
+    return LogSoftmax.apply(input, dim)
+
+
+def norm(input, p=2, dim=None, keepdim=False):
+    """The p-norm (p = 2, 1 or inf) over dim."""
+    if p == 2 or p == "fro":
+        return sqrt(sum(input * input, dim, keepdim))
+    if p == 1:
+        return sum(abs(input), dim, keepdim)
+    if p == float("inf"):
+        return amax(abs(input), dim if dim is not None else (), keepdim)
+    return pow(sum(pow(abs(input), p), dim, keepdim), 1.0 / p)
+
+
+# ---------------------------------------------------------------------------------------------
+# shape
+# ---------------------------------------------------------------------------------------------
+
+def reshape(input, shape):
+    return Reshape.apply(input, tuple(shape), False)
+
+
+def permute(input, dims):
+    return Permute.apply(input, tuple(dims))
+
+
+def transpose(input, dim0, dim1):
+    return Transpose.apply(input, dim0, dim1)
+
+
+def squeeze(input, dim=None):
+    return Squeeze.apply(input, dim)
+
+
+def unsqueeze(input, dim):
+    return Unsqueeze.apply(input, dim)
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    """The dims start_dim..end_dim merged into one (a view when possible)."""
+    nd = input.data.ndim
+    if nd == 0:
+        return reshape(input, (1,))
+    s, e = norm_dim(start_dim, nd), norm_dim(end_dim, nd)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    shp = input.data.shape
+    n = 1
+    for k in shp[s:e + 1]:
+        n *= k
+    return reshape(input, shp[:s] + (n,) + shp[e + 1:])
+
+
+def cat(tensors, dim=0):
+    """Join tensors along an existing dim."""
+    return Cat.apply(dim, *tensors)
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0):
+    """Join tensors along a new dim."""
+    return Stack.apply(dim, *tensors)
+
+
+def flip(input, dims):
+    return Flip.apply(input, tuple(dims) if isinstance(dims, (tuple, list)) else (dims,))
+
+
+def clone(input):
+    return Clone.apply(input)
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    """Views of tensor along dim: pieces of split_size (the last may be smaller) or of the given
+    section sizes."""
+    d = norm_dim(dim, tensor.data.ndim)
+    n = tensor.data.shape[d]
+    if isinstance(split_size_or_sections, int):
+        size = split_size_or_sections
+        if size <= 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {n}")
+        sizes = [size] * (n // size) + ([n % size] if n % size else []) if size else [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if builtins_sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
+                               f"(input tensor's size at dimension {d}), but got "
+                               f"split_sizes={sizes}")
+    out = []
+    start = 0
+    for size in sizes:
+        out.append(tensor[(slice(None),) * d + (slice(start, start + size),)])
+        start += size
+    return tuple(out)
+
+
+def chunk(input, chunks, dim=0):
+    n = input.data.shape[norm_dim(dim, input.data.ndim)]
+    size = -(-n // chunks) if chunks > 0 else 0
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    return split(input, size or 1, dim)
+
+
+def unbind(input, dim=0):
+    d = norm_dim(dim, input.data.ndim)
+    return tuple(input[(slice(None),) * d + (i,)] for i in range(input.data.shape[d]))
+
+
+def narrow(input, dim, start, length):
+    d = norm_dim(dim, input.data.ndim)
+    return input[(slice(None),) * d + (slice(start, start + length),)]
+
+
+import builtins as _builtins  # noqa: E402  (sum and max are shadowed above)
+
+builtins_sum = _builtins.sum
+
+
+# ---------------------------------------------------------------------------------------------
+# Tensor methods
+# ---------------------------------------------------------------------------------------------
+
+def _method_to(self, *args, **kwargs):
+    """to(device), to(dtype), to(device, dtype), to(other): a converted copy (self when nothing
+    changes), differentiable."""
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("copy", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, str) and a.split(":")[0] in ("cpu", "gpu", "cuda", "opencl"):
+            device = a
+        elif a is not None:
+            dtype = a
+    if dtype is not None:
+        dtype = carray.dtype(dtype)
+        if dtype == self.data.dtype:
+            dtype = None
+    if device is not None:
+        device = str(device).split(":")[0]
+        if device == self.data.device:
+            device = None
+    if dtype is None and device is None:
+        return self
+    return ToCopy.apply(self, dtype, device)
+
+
+def _getitem(self, key):
+    return Index.apply(self, index_key(key))
+
+
+def _setitem(self, key, value):
+    key = index_key(key)
+    if _inplace_mod.records(self, value):
+        from autograd.function import _check_inplace_allowed
+        _check_inplace_allowed(self)
+        if not isinstance(value, Tensor):
+            value = wrap(carray.asarray(value, dtype=self.data.dtype))
+        _inplace_mod.commit(self, IndexPut.apply(self, key, value))
+        return
+    self.data[key] = data_of(value) if not isinstance(value, Tensor) else value.data
+    self._vc[0] += 1
+
+
+def _view(self, *shape):
+    if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
+        return self.to(shape[0])  # view(dtype) is not supported beyond a same-size cast
+    return Reshape.apply(self, shape_arg(shape), True)
+
+
+def shape_arg(shape):
+    return shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+
+
+def _expand(self, *sizes):
+    return Expand.apply(self, tuple(shape_arg(sizes)))
+
+
+def _permute(self, *dims):
+    return Permute.apply(self, tuple(shape_arg(dims)))
+
+
+def _repeat(self, *sizes):
+    sizes = tuple(shape_arg(sizes))
+    x = self
+    if len(sizes) < x.data.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    x = x.reshape((1,) * (len(sizes) - x.data.ndim) + x.data.shape)
+    shp = x.data.shape
+    inter = []
+    final = []
+    for r, n in zip(sizes, shp):
+        inter += [r, n]
+        final.append(r * n)
+    expanded = x.reshape(tuple(v for n in shp for v in (1, n))).expand(tuple(inter))
+    return expanded.reshape(tuple(final))
+
+
+def _t(self):
+    if self.data.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{self.data.ndim}D")
+    return self.transpose(0, 1) if self.data.ndim == 2 else self
+
+
+def _contiguous(self):
+    return self if self.data.flags.c_contiguous else Clone.apply(self)
+
+
+def _masked_fill(self, mask, value):
+    return Where.apply(mask, _tensor_arg(value), self)
+
+
+def _inplace_binary(op_class, carray_fn, saves_self):
+    def method(self, other, *, alpha=1):
+        if alpha != 1:
+            other = other * alpha
+        return inplace(self, lambda src: op_class.apply(src, other),
+                       raw_binary(carray_fn, self, other), (other,), saves_self)
+    method.__name__ = carray_fn.__name__ + "_"
+    return method
+
+
+def _inplace_unary(op_class, carray_fn):
+    def method(self):
+        return inplace(self, lambda src: op_class.apply(src),
+                       lambda: carray_fn(self.data, out=self.data), (), True)
+    method.__name__ = carray_fn.__name__ + "_"
+    return method
+
+
+def _zero_(self):
+    return inplace(self, lambda src: Mul.apply(src, 0.0), lambda: self.data.fill(0), ())
+
+
+def _fill_(self, value):
+    v = value.item() if isinstance(value, Tensor) and not value._rg else value
+    if isinstance(v, Tensor):
+        return inplace(self, lambda src: Add.apply(Mul.apply(src, 0.0), v), None, (v,))
+    return inplace(self, lambda src: Add.apply(Mul.apply(src, 0.0), v),
+                   lambda: self.data.fill(v), ())
+
+
+def _copy_(self, src, non_blocking=False):
+    def raw():
+        value = src.data if isinstance(src, Tensor) else carray.asarray(src)
+        if value.device != self.data.device:
+            value = value.to(self.data.device)
+        self.data[...] = value
+    return inplace(self, lambda dst: Add.apply(Mul.apply(dst, 0.0),
+                                               ToCopy.apply(src, self.data.dtype, None)
+                                               if src.dtype != self.dtype else src).to(self.dtype),
+                   raw, (src,))
+
+
+def _clamp_(self, min=None, max=None):
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    return inplace(self, lambda src: Clamp.apply(src, min, max),
+                   lambda: carray.clip(self.data, data_of(min), data_of(max), out=self.data),
+                   (min, max), True)
+
+
+def _masked_fill_(self, mask, value):
+    return inplace(self, lambda src: Where.apply(mask, _tensor_arg(value), src),
+                   lambda: self.data.__setitem__(data_of(mask), data_of(value)), (value,))
+
+
+def _random_fill(kind):
+    def method(self, a=None, b=None, *, generator=None):
+        from autograd import factories
+        with _no_record():
+            new = factories._random_array(kind, self.data.shape, self.data.dtype,
+                                          self.data.device, a, b, generator)
+            self.data[...] = new
+            self._vc[0] += 1
+        return self
+    method.__name__ = kind + "_"
+    return method
+
+
+class _no_record:
+    def __enter__(self):
+        self.prev = _state.enabled
+        _state.enabled = False
+
+    def __exit__(self, *exc):
+        _state.enabled = self.prev
+
+
+def _reflected(fn):
+    def method(self, other):
+        return fn(_tensor_arg(other, self), self)
+    return method
+
+
+def _new_factory(name):
+    def method(self, *size, dtype=None, device=None, requires_grad=False, fill_value=None):
+        from autograd import factories
+        dtype = dtype or self.data.dtype
+        device = device or self.data.device
+        if name == "new_full":
+            size, fill_value = size[0], size[1]
+            return factories.full(size, fill_value, dtype=dtype, device=device,
+                                  requires_grad=requires_grad)
+        if name == "new_tensor":
+            return factories.tensor(size[0], dtype=dtype, device=device,
+                                    requires_grad=requires_grad)
+        return getattr(factories, name[4:])(*size, dtype=dtype, device=device,
+                                            requires_grad=requires_grad)
+    method.__name__ = name
+    return method
+
+
+def _type_cast(dtype):
+    def method(self):
+        return self.to(dtype)
+    return method
+
+
+_METHODS = {
+    # arithmetic and math
+    "add": add, "sub": sub, "mul": mul, "div": div, "pow": pow, "neg": neg, "matmul": matmul,
+    "maximum": maximum, "minimum": minimum, "clamp": clamp, "clip": clamp,
+    "exp": exp, "expm1": expm1, "log": log, "log1p": log1p, "log2": log2, "log10": log10,
+    "sqrt": sqrt, "rsqrt": rsqrt, "sin": sin, "cos": cos, "tanh": tanh, "sigmoid": sigmoid,
+    "relu": relu, "abs": abs, "sign": sign, "floor": floor, "ceil": ceil,
+    "reciprocal": reciprocal, "square": square, "masked_fill": _masked_fill,
+    "multiply": mul, "subtract": sub, "divide": div, "true_divide": div, "negative": neg,
+    "absolute": abs, "where": lambda self, cond, other: where(cond, self, other),
+    # comparisons
+    "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge, "isnan": isnan,
+    "isfinite": isfinite, "logical_and": logical_and, "logical_or": logical_or,
+    "logical_not": logical_not, "equal": equal, "allclose": allclose,
+    # reductions
+    "sum": sum, "mean": mean, "var": var, "std": std, "prod": prod, "max": max, "min": min,
+    "amax": amax, "amin": amin, "argmax": argmax, "argmin": argmin, "all": all, "any": any,
+    "logsumexp": logsumexp, "softmax": softmax, "log_softmax": log_softmax, "norm": norm,
+    # shape
+    "reshape": lambda self, *shape: reshape(self, shape_arg(shape)), "view": _view,
+    "permute": _permute, "transpose": transpose, "swapaxes": transpose, "squeeze": squeeze,
+    "unsqueeze": unsqueeze, "flatten": flatten, "expand": _expand,
+    "expand_as": lambda self, other: _expand(self, other.shape),
+    "view_as": lambda self, other: _view(self, other.shape),
+    "reshape_as": lambda self, other: reshape(self, other.shape),
+    "repeat": _repeat, "flip": lambda self, *dims: flip(self, shape_arg(dims)),
+    "t": _t, "contiguous": _contiguous, "clone": clone, "split": split, "chunk": chunk,
+    "unbind": unbind, "narrow": narrow, "to": _method_to,
+    "cpu": lambda self: _method_to(self, "cpu"),
+    "float": _type_cast(carray.float32), "double": _type_cast(carray.float64),
+    "long": _type_cast(carray.int64), "int": _type_cast(carray.int32),
+    "bool": _type_cast(carray.bool_),
+    "type_as": lambda self, other: _method_to(self, other.dtype),
+    "__getitem__": _getitem, "__setitem__": _setitem,
+    # operators
+    "__add__": add, "__radd__": _reflected(add), "__sub__": sub, "__rsub__": _reflected(sub),
+    "__mul__": mul, "__rmul__": _reflected(mul), "__truediv__": div,
+    "__rtruediv__": _reflected(div), "__pow__": pow, "__rpow__": _reflected(pow),
+    "__matmul__": matmul, "__rmatmul__": _reflected(matmul), "__neg__": neg,
+    "__pos__": lambda self: self, "__abs__": abs,
+    "__floordiv__": lambda self, other: div(self, other, rounding_mode="floor"),
+    "__rfloordiv__": lambda self, other: div(_tensor_arg(other, self), self,
+                                             rounding_mode="floor"),
+    "__mod__": lambda self, other: wrap(carray.remainder(self.data, data_of(other))),
+    "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
+    "__and__": logical_and, "__or__": logical_or, "__invert__": logical_not,
+    # in place
+    "add_": _inplace_binary(Add, carray.add, False),
+    "sub_": _inplace_binary(Sub, carray.subtract, False),
+    "mul_": _inplace_binary(Mul, carray.multiply, True),
+    "div_": _inplace_binary(Div, carray.divide, True),
+    "pow_": _inplace_binary(Pow, carray.power, True),
+    "exp_": _inplace_unary(Exp, carray.exp), "log_": _inplace_unary(Log, carray.log),
+    "sqrt_": _inplace_unary(Sqrt, carray.sqrt), "abs_": _inplace_unary(Abs, carray.abs),
+    "neg_": _inplace_unary(Neg, carray.negative), "relu_": _inplace_unary(Relu, carray.relu),
+    "sigmoid_": _inplace_unary(Sigmoid, carray.sigmoid),
+    "tanh_": _inplace_unary(Tanh, carray.tanh),
+    "zero_": _zero_, "fill_": _fill_, "copy_": _copy_, "clamp_": _clamp_, "clip_": _clamp_,
+    "masked_fill_": _masked_fill_,
+    "uniform_": _random_fill("uniform"), "normal_": _random_fill("normal"),
+    "new_zeros": _new_factory("new_zeros"), "new_ones": _new_factory("new_ones"),
+    "new_empty": _new_factory("new_empty"), "new_full": _new_factory("new_full"),
+    "new_tensor": _new_factory("new_tensor"),
+}
+_METHODS["__iadd__"] = _METHODS["add_"]
+_METHODS["__isub__"] = _METHODS["sub_"]
+_METHODS["__imul__"] = _METHODS["mul_"]
+_METHODS["__itruediv__"] = _METHODS["div_"]
+
+for _name, _fn in _METHODS.items():
+    setattr(Tensor, _name, _fn)
+
+Tensor.T = property(lambda self: self.permute(tuple(range(self.data.ndim - 1, -1, -1))))
+Tensor.mT = property(lambda self: self.transpose(-2, -1))

@@ -1,0 +1,88 @@
+"""What every op file shares: wrapping arrays, the one gradient-reduction helper, dim checks."""
+
+import operator
+
+import carray
+
+from autograd.tensor import Tensor
+
+wrap = Tensor._wrap
+
+
+def data_of(x):
+    """The carray.Array of a Tensor; other values (Python numbers) as they are."""
+    return x.data if isinstance(x, Tensor) else x
+
+
+def meta(x):
+    """What backward needs to know of an argument: (shape, dtype) of a Tensor, None otherwise."""
+    return (x.data.shape, x.data.dtype) if isinstance(x, Tensor) else None
+
+
+def reduce_grad(g, like):
+    """The gradient g of a broadcast result, summed back to the shape of an input and cast to
+    its dtype (`like` is the input's meta(), or the input Tensor): the one place gradients are
+    unbroadcast. None when the input was not a Tensor."""
+    if like is None:
+        return None
+    if isinstance(like, Tensor):
+        like = (like.data.shape, like.data.dtype)
+    shape, dtype = like
+    if g.data.shape != shape:
+        g = reduce_to_shape(g, shape)
+    if g.data.dtype != dtype:
+        g = g.to(dtype)
+    return g
+
+
+def reduce_to_shape(g, shape):
+    """g summed over the dims it has beyond `shape` and over those where shape has 1 (ValueError
+    when g's shape does not broadcast from shape)."""
+    gshape = g.data.shape
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    if lead < 0:
+        raise ValueError(f"cannot reduce a gradient of shape {gshape} to shape {shape}")
+    dims = list(range(lead))
+    for i, n in enumerate(shape):
+        if n == 1 and gshape[lead + i] != 1:
+            dims.append(lead + i)
+        elif n != gshape[lead + i] and n != 1:
+            raise ValueError(f"cannot reduce a gradient of shape {gshape} to shape {shape}")
+    if dims:
+        g = g.sum(dim=tuple(dims), keepdim=True)
+    if lead:
+        g = g.reshape(shape)
+    return g
+
+
+def norm_dim(dim, ndim):
+    """dim in [0, ndim) (a 0-d tensor accepts 0 and -1). IndexError otherwise, as PyTorch."""
+    n = max(ndim, 1)
+    try:
+        d = operator.index(dim)
+    except TypeError:
+        raise TypeError(f"dim must be an int, not {type(dim).__name__}") from None
+    if not -n <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {d})")
+    return d % n
+
+
+def norm_dims(dim, ndim):
+    """dim (None, an int or a sequence of ints) as a sorted tuple of dims; None means all."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (tuple, list)):
+        dims = tuple(norm_dim(d, ndim) for d in dim)
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"dim {dims} appears multiple times in the list of dims")
+        if not dims:
+            return tuple(range(ndim))
+        return tuple(sorted(dims))
+    return (norm_dim(dim, ndim),)
+
+
+def zeros_like_data(t):
+    return carray.zeros(t.data.shape, dtype=t.data.dtype, device=t.data.device)

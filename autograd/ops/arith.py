@@ -1,0 +1,447 @@
+"""Elementwise arithmetic and math: one Function per op, forward and backward side by side.
+
+Binary ops broadcast; their gradients go back through reduce_grad. Either argument may be a
+Python number (it gets no gradient).
+"""
+
+import carray
+
+from autograd.function import Function
+from autograd.ops._util import data_of, meta, reduce_grad, wrap
+from autograd.tensor import Tensor
+
+
+class _Builtin(Function):
+    """Base of the built-in ops: their backward returns correctly shaped gradients."""
+
+    _trusted = True
+
+
+# ---------------------------------------------------------------------------------------------
+# binary
+# ---------------------------------------------------------------------------------------------
+
+class Add(_Builtin):
+    """a + b;  da = g, db = g."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.a, ctx.b = meta(a), meta(b)
+        return wrap(carray.add(data_of(a), data_of(b)))
+
+    @staticmethod
+    def backward(ctx, g):
+        need = ctx.needs_input_grad
+        return (reduce_grad(g, ctx.a) if need[0] else None,
+                reduce_grad(g, ctx.b) if need[1] else None)
+
+
+class Sub(_Builtin):
+    """a - b;  da = g, db = -g."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.a, ctx.b = meta(a), meta(b)
+        return wrap(carray.subtract(data_of(a), data_of(b)))
+
+    @staticmethod
+    def backward(ctx, g):
+        need = ctx.needs_input_grad
+        return (reduce_grad(g, ctx.a) if need[0] else None,
+                reduce_grad(-g, ctx.b) if need[1] else None)
+
+
+class Mul(_Builtin):
+    """a * b;  da = g * b, db = g * a."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        need = ctx.needs_input_grad
+        if True in need:
+            ctx.save_for_backward(b if need[0] and isinstance(b, Tensor) else None,
+                                  a if need[1] else None)
+            ctx.a, ctx.b = meta(a), meta(b)
+            ctx.scalar = b if not isinstance(b, Tensor) else a if not isinstance(a, Tensor) \
+                else None
+        return wrap(carray.multiply(data_of(a), data_of(b)))
+
+    @staticmethod
+    def backward(ctx, g):
+        b, a = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        ga = gb = None
+        if need[0]:
+            ga = reduce_grad(g * (b if b is not None else ctx.scalar), ctx.a)
+        if need[1]:
+            gb = reduce_grad(g * (a if a is not None else ctx.scalar), ctx.b)
+        return ga, gb
+
+
+class Div(_Builtin):
+    """a / b;  da = g / b, db = -g * a / b**2 = -g * out / b."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        out = wrap(carray.divide(data_of(a), data_of(b)))
+        need = ctx.needs_input_grad
+        if True in need:
+            ctx.save_for_backward(b if isinstance(b, Tensor) else None,
+                                  out if need[1] else None)
+            ctx.a, ctx.b = meta(a), meta(b)
+            ctx.scalar = None if isinstance(b, Tensor) else b
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        b, out = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        ga = gb = None
+        if need[0]:
+            ga = reduce_grad(g / (b if b is not None else ctx.scalar), ctx.a)
+        if need[1]:
+            gb = reduce_grad(-g * out / b, ctx.b)
+        return ga, gb
+
+
+class Pow(_Builtin):
+    """a ** b;  da = g * b * a**(b-1), db = g * a**b * log(a) (0 where a == 0 and b >= 0)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        out = wrap(carray.power(data_of(a), data_of(b)))
+        need = ctx.needs_input_grad
+        if True in need:
+            ctx.save_for_backward(a if isinstance(a, Tensor) else None,
+                                  b if isinstance(b, Tensor) else None,
+                                  out if need[1] else None)
+            ctx.a, ctx.b = meta(a), meta(b)
+            ctx.sa = None if isinstance(a, Tensor) else a
+            ctx.sb = None if isinstance(b, Tensor) else b
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b, out = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        ga = gb = None
+        if need[0]:
+            if b is None:
+                e = ctx.sb
+                ga = g * 0 if e == 0 else g * e * a ** (e - 1)
+            else:
+                ga = g * b * a ** (b - 1)
+            ga = reduce_grad(ga, ctx.a)
+        if need[1]:
+            if a is None:
+                import math
+                gb = g * out * (math.log(ctx.sa) if ctx.sa > 0 else float("nan")
+                                if ctx.sa < 0 else float("-inf"))
+            else:
+                # d/db a**b = a**b log a, taken as 0 where a == 0 and b >= 0 (as PyTorch)
+                safe = Where.apply(((a == 0) & (b >= 0)), 1.0, a)
+                gb = g * out * safe.log()
+            gb = reduce_grad(gb, ctx.b)
+        return ga, gb
+
+
+class Maximum(_Builtin):
+    """maximum(a, b); the gradient goes to the larger input, split evenly on ties."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return wrap(carray.maximum(a.data, b.data))
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        return _split_by(g, a, b, a.data > b.data, ctx.needs_input_grad)
+
+
+class Minimum(_Builtin):
+    """minimum(a, b); the gradient goes to the smaller input, split evenly on ties."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return wrap(carray.minimum(a.data, b.data))
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        return _split_by(g, a, b, a.data < b.data, ctx.needs_input_grad)
+
+
+def _split_by(g, a, b, a_wins, need):
+    """Gradients of a max/min of a and b: all of g to the winner, half to each on a tie."""
+    tie = carray.equal(a.data, b.data)
+    dt = g.data.dtype
+    wa = wrap(carray.add(a_wins.astype(dt), carray.multiply(tie.astype(dt), 0.5)))
+    ga = reduce_grad(g * wa, a) if need[0] else None
+    gb = reduce_grad(g * (1 - wa), b) if need[1] else None
+    return ga, gb
+
+
+class Where(_Builtin):
+    """where(cond, x, y);  dx = g where cond, dy = g where not cond."""
+
+    @staticmethod
+    def forward(ctx, cond, x, y):
+        c = data_of(cond)
+        ctx.cond = c
+        ctx.x, ctx.y = meta(x), meta(y)
+        return wrap(carray.where(c, data_of(x), data_of(y)))
+
+    @staticmethod
+    def backward(ctx, g):
+        need = ctx.needs_input_grad
+        zero = carray.zeros((), dtype=g.data.dtype, device=g.data.device)
+        gx = gy = None
+        if need[1]:
+            gx = reduce_grad(wrap(carray.where(ctx.cond, g.data, zero)) if not g._rg
+                             else Where.apply(ctx.cond, g, 0.0), ctx.x)
+        if need[2]:
+            gy = reduce_grad(wrap(carray.where(ctx.cond, zero, g.data)) if not g._rg
+                             else Where.apply(ctx.cond, 0.0, g), ctx.y)
+        return None, gx, gy
+
+
+# ---------------------------------------------------------------------------------------------
+# unary
+# ---------------------------------------------------------------------------------------------
+
+class Neg(_Builtin):
+    """-x;  dx = -g."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return wrap(carray.negative(x.data))
+
+    @staticmethod
+    def backward(ctx, g):
+        return -g
+
+
+class Exp(_Builtin):
+    """exp(x);  dx = g * exp(x)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        out = wrap(carray.exp(x.data))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return g * out
+
+
+class Expm1(_Builtin):
+    """exp(x) - 1;  dx = g * (out + 1)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        out = wrap(carray.expm1(x.data))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return g * (out + 1)
+
+
+class Log(_Builtin):
+    """log(x);  dx = g / x."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return wrap(carray.log(x.data))
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g / x
+
+
+class Log1p(_Builtin):
+    """log(1 + x);  dx = g / (1 + x)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return wrap(carray.log1p(x.data))
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g / (x + 1)
+
+
+class Sqrt(_Builtin):
+    """sqrt(x);  dx = g / (2 sqrt(x))."""
+
+    @staticmethod
+    def forward(ctx, x):
+        out = wrap(carray.sqrt(x.data))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return g / (out * 2)
+
+
+class Sin(_Builtin):
+    """sin(x);  dx = g cos(x)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return wrap(carray.sin(x.data))
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * x.cos()
+
+
+class Cos(_Builtin):
+    """cos(x);  dx = -g sin(x)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return wrap(carray.cos(x.data))
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return -g * x.sin()
+
+
+class Tanh(_Builtin):
+    """tanh(x);  dx = g (1 - tanh(x)^2)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        out = wrap(carray.tanh(x.data))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return g * (1 - out * out)
+
+
+class Sigmoid(_Builtin):
+    """1 / (1 + exp(-x));  dx = g s (1 - s)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        out = wrap(carray.sigmoid(x.data))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return g * out * (1 - out)
+
+
+class Relu(_Builtin):
+    """max(x, 0);  dx = g where x > 0."""
+
+    @staticmethod
+    def forward(ctx, x):
+        out = wrap(carray.relu(x.data))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return g * wrap(carray.greater(out.data, 0).astype(g.data.dtype))
+
+
+class Abs(_Builtin):
+    """|x|;  dx = g sign(x)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return wrap(carray.abs(x.data))
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * wrap(carray.sign(x.data))
+
+
+class Clamp(_Builtin):
+    """clamp(x, min, max) (either bound may be None, a number or a Tensor); dx = g where
+    min <= x <= max, the bounds get g where they were picked."""
+
+    @staticmethod
+    def forward(ctx, x, lo, hi):
+        ctx.save_for_backward(x, lo if isinstance(lo, Tensor) else None,
+                              hi if isinstance(hi, Tensor) else None)
+        ctx.lo, ctx.hi = lo, hi
+        return wrap(carray.clip(x.data, data_of(lo), data_of(hi)))
+
+    @staticmethod
+    def backward(ctx, g):
+        x, lo_t, hi_t = ctx.saved_tensors
+        lo, hi = ctx.lo, ctx.hi
+        need = ctx.needs_input_grad
+        keep = carray.ones(x.data.shape, dtype=carray.bool, device=x.data.device)
+        below = above = None
+        if lo is not None:
+            below = carray.less(x.data, data_of(lo))
+            keep = carray.logical_and(keep, carray.logical_not(below))
+        if hi is not None:
+            above = carray.greater(x.data, data_of(hi))
+            if lo is not None:  # when min > max every element is max
+                above = carray.logical_or(above, carray.greater(data_of(lo), data_of(hi)))
+                below = carray.logical_and(below, carray.logical_not(above))
+                keep = carray.logical_and(keep, carray.logical_not(above))
+            else:
+                keep = carray.logical_and(keep, carray.logical_not(above))
+        dt = g.data.dtype
+        gx = g * wrap(keep.astype(dt)) if need[0] else None
+        glo = reduce_grad(g * wrap(below.astype(dt)), lo_t) if lo_t is not None and need[1] \
+            else None
+        ghi = reduce_grad(g * wrap(above.astype(dt)), hi_t) if hi_t is not None and need[2] \
+            else None
+        # (lo_t / hi_t are saved Tensors: reduce_grad reads their shape and dtype)
+        return gx, glo, ghi
+
+
+class _NoGrad(_Builtin):
+    """Ops whose gradient is zero almost everywhere (sign, floor, ceil, round): zeros."""
+
+    fn = None
+
+    @classmethod
+    def forward(cls, ctx, x):
+        return wrap(cls.fn(x.data))
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 0
+
+
+class Sign(_NoGrad):
+    fn = staticmethod(carray.sign)
+
+
+class Floor(_NoGrad):
+    fn = staticmethod(carray.floor)
+
+
+class Ceil(_NoGrad):
+    fn = staticmethod(carray.ceil)

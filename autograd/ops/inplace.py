@@ -1,0 +1,135 @@
+"""In-place ops (add_, mul_, zero_, copy_, t[key] = v, ...) and how they keep the graph right.
+
+Outside the graph (grad mode off, or nothing involved requires grad) an in-place op writes into
+the tensor's memory and bumps its version counter, which is all an optimizer step needs.
+
+Inside the graph the op is computed out of place as a normal recorded op (on a clone of the
+tensor when the op saves its input) and the result is written into the tensor's memory; the
+tensor then takes the result's history. When the tensor is a view, its base takes a CopySlices
+node instead (the base with the view's region replaced), and the view is remade on top of it:
+this is how PyTorch rebases history after in-place ops on views.
+"""
+
+import carray
+
+from autograd.function import Function, _check_inplace_allowed
+from autograd.grad_mode import _state
+from autograd.ops._util import data_of, meta, reduce_grad
+from autograd.ops.shape import Clone
+from autograd.tensor import Tensor
+
+
+def records(t, *others):
+    """True when an in-place op on t (with these other arguments) must be recorded."""
+    if not _state.enabled:
+        return False
+    if t._rg:
+        return True
+    for o in others:
+        if isinstance(o, Tensor) and o._rg:
+            return True
+    return False
+
+
+def inplace(t, graph_op, raw_op, others=(), saves_self=False):
+    """Run an in-place op on t: raw_op() (writes t.data) when nothing is recorded, else
+    graph_op(src) out of place and commit its result into t. Returns t. Raises RuntimeError for
+    a leaf that requires grad (or a view of one) while grad mode is on."""
+    if records(t, *others):
+        _check_inplace_allowed(t)
+        src = Clone.apply(t) if saves_self else t
+        commit(t, graph_op(src))
+    else:
+        try:
+            raw_op()
+        except (ValueError, TypeError) as e:
+            raise RuntimeError(str(e)) from None
+        t._vc[0] += 1
+    return t
+
+
+def commit(t, new):
+    """Write the recorded result `new` into t's memory and give t its history."""
+    if new.data.shape != t.data.shape:
+        raise RuntimeError(f"output with shape {list(t.data.shape)} doesn't match the broadcast "
+                           f"shape {list(new.data.shape)}")
+    _check_cast(new.data.dtype, t.data.dtype)
+    if t._base is None:
+        t.data[...] = new.data
+        t._vc[0] += 1
+        t.grad_fn = new.grad_fn
+        t._output_nr = new._output_nr
+        t._rg = new._rg
+        return
+    base = t._base
+    path = view_path(t)
+    CopySlices.apply(base, new, path)
+    remade = replay(base, path)
+    t.grad_fn = remade.grad_fn
+    t._output_nr = remade._output_nr
+    t._rg = remade._rg
+
+
+def _check_cast(src, dst):
+    if src != dst and carray.result_type(src, dst) != dst:
+        raise RuntimeError(f"result type {_torch_name(src)} can't be cast to the desired output "
+                           f"type {_torch_name(dst)}")
+
+
+def _torch_name(dtype):
+    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+            "bool": "Bool"}.get(dtype.name, dtype.name)
+
+
+def view_path(t):
+    """The (method, args) steps that make view t from its base, base first."""
+    steps = []
+    while t._view_of is not None:
+        parent, name, args = t._view_of
+        steps.append((name, args))
+        t = parent
+    steps.reverse()
+    return tuple(steps)
+
+
+def replay(x, path):
+    """Apply the view steps of `path` to x."""
+    for name, args in path:
+        x = getattr(x, name)(*args)
+    return x
+
+
+class CopySlices(Function):
+    """base with the region `path` selects replaced by value (in place on base);
+    dbase = g with that region zeroed, dvalue = g's region."""
+
+    _trusted = True
+
+    @staticmethod
+    def forward(ctx, base, value, path):
+        region = replay(base.detach(), path)
+        region.data[...] = value.data
+        base._vc[0] += 1
+        ctx.path = path
+        ctx.value = meta(value)
+        ctx.mark_dirty(base)
+        return base
+
+    @staticmethod
+    def backward(ctx, g):
+        need = ctx.needs_input_grad
+        gbase = gvalue = None
+        if need[1]:
+            gvalue = reduce_grad(replay(g, ctx.path).clone(), ctx.value)
+        if need[0]:
+            gbase = g.clone()
+            region = replay(gbase.detach(), ctx.path)
+            region.data[...] = 0
+        return gbase, gvalue, None
+
+
+def raw_binary(fn, t, other):
+    """raw_op for `t.data = fn(t.data, other)` written in place."""
+    def run():
+        fn(t.data, data_of(other), out=t.data)
+    return run

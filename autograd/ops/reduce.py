@@ -1,0 +1,306 @@
+"""Reductions (sum, mean, var, std, prod, max, min, amax, amin, logsumexp), softmax,
+log_softmax and matmul, with their gradients."""
+
+import collections
+
+import carray
+
+from autograd.function import Function
+from autograd.ops.arith import Where
+from autograd.ops._util import meta, norm_dim, norm_dims, reduce_grad, wrap
+
+
+class _Builtin(Function):
+    _trusted = True
+
+
+def _kept_shape(shape, dims):
+    """shape with the reduced dims set to 1 (the keepdim shape)."""
+    return tuple(1 if i in dims else n for i, n in enumerate(shape))
+
+
+def _count(shape, dims):
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
+
+
+def _expand_back(g, shape, dims, keepdim):
+    """A reduction's output gradient broadcast back over the input's shape."""
+    if not keepdim and dims:
+        g = g.reshape(_kept_shape(shape, dims))
+    return g.expand(shape)
+
+
+class Sum(_Builtin):
+    """x.sum(dim, keepdim);  dx = g broadcast over the summed dims."""
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim, dtype):
+        dims = norm_dims(dim, x.data.ndim)
+        ctx.shape, ctx.dims, ctx.keepdim = x.data.shape, dims, keepdim
+        ctx.dtype = x.data.dtype
+        if dtype is None and x.data.dtype.kind in "biu":
+            dtype = carray.int64  # PyTorch sums bool and ints to int64
+        return wrap(carray.sum(x.data, axis=dims, dtype=dtype, keepdims=keepdim))
+
+    @staticmethod
+    def backward(ctx, g):
+        g = _expand_back(g, ctx.shape, ctx.dims, ctx.keepdim)
+        if g.data.dtype != ctx.dtype:
+            g = g.to(ctx.dtype)
+        return g, None, None, None
+
+
+class Mean(_Builtin):
+    """x.mean(dim, keepdim);  dx = g / n broadcast over the reduced dims."""
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim, dtype):
+        if x.data.dtype.kind != "f" and dtype is None:
+            raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either "
+                               f"a floating point or complex dtype. Got: {_torch_name(x.dtype)}")
+        dims = norm_dims(dim, x.data.ndim)
+        ctx.shape, ctx.dims, ctx.keepdim = x.data.shape, dims, keepdim
+        ctx.n = _count(x.data.shape, dims)
+        return wrap(carray.mean(x.data, axis=dims, dtype=dtype, keepdims=keepdim))
+
+    @staticmethod
+    def backward(ctx, g):
+        return _expand_back(g / ctx.n, ctx.shape, ctx.dims, ctx.keepdim), None, None, None
+
+
+class Var(_Builtin):
+    """x.var(dim, correction, keepdim);  dx = g * 2 (x - mean) / (n - correction)."""
+
+    @staticmethod
+    def forward(ctx, x, dim, correction, keepdim):
+        dims = norm_dims(dim, x.data.ndim)
+        ctx.save_for_backward(x)
+        ctx.dims, ctx.keepdim, ctx.correction = dims, keepdim, correction
+        ctx.n = _count(x.data.shape, dims)
+        return wrap(carray.var(x.data, axis=dims, ddof=correction, keepdims=keepdim))
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        centred = x - x.mean(dim=ctx.dims, keepdim=True)
+        g = _expand_back(g, x.shape, ctx.dims, ctx.keepdim)
+        return g * centred * (2.0 / (ctx.n - ctx.correction)), None, None, None
+
+
+class Prod(_Builtin):
+    """x.prod(dim, keepdim);  dx_i = g * prod_{j != i} x_j (exact with zeros in x)."""
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim, dtype):
+        dims = (norm_dim(dim, x.data.ndim),) if dim is not None else tuple(range(x.data.ndim))
+        ctx.save_for_backward(x)
+        ctx.dims, ctx.keepdim, ctx.dim = dims, keepdim, dim
+        if dtype is None and x.data.dtype.kind in "biu":
+            dtype = carray.int64
+        return wrap(carray.prod(x.data, axis=dims, dtype=dtype, keepdims=keepdim))
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        dims = ctx.dims
+        zero = x == 0
+        nonzero_x = Where.apply(zero, 1.0, x)
+        prod_nz = Prod.apply(nonzero_x, ctx.dim, True, None)
+        zeros = zero.sum(dim=dims, keepdim=True)
+        others = Where.apply(zero, Where.apply(zeros == 1, prod_nz, 0.0),
+                             Where.apply(zeros == 0, prod_nz / nonzero_x, 0.0))
+        g = _expand_back(g, x.shape, dims, ctx.keepdim)
+        return g * others, None, None, None
+
+
+class MaxAll(_Builtin):
+    """x.max() / x.min() over all elements; the gradient is split evenly among ties."""
+
+    @staticmethod
+    def forward(ctx, x, largest):
+        if x.data.size == 0:
+            raise RuntimeError("max(): Expected reduction dim to be specified for input.numel() "
+                               "== 0. Specify the reduction dim with the 'dim' argument.")
+        out = wrap(carray.max(x.data) if largest else carray.min(x.data))
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        mask = (x == out).to(g.dtype)
+        return g * mask / mask.sum(), None
+
+
+class AmaxDims(_Builtin):
+    """x.amax(dim, keepdim) / amin; the gradient is split evenly among ties."""
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim, largest):
+        dims = norm_dims(dim, x.data.ndim)
+        fn = carray.max if largest else carray.min
+        if x.data.size == 0 and any(x.data.shape[d] == 0 for d in dims):
+            raise IndexError(f"amax(): Expected reduction dim {dims[0]} to have non-zero size.")
+        out = wrap(fn(x.data, axis=dims, keepdims=keepdim))
+        ctx.save_for_backward(x, out)
+        ctx.dims, ctx.keepdim = dims, keepdim
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        dims, keep = ctx.dims, ctx.keepdim
+        mask = (x == _expand_back(out, x.shape, dims, keep)).to(g.dtype)
+        count = mask.sum(dim=dims, keepdim=True)
+        return _expand_back(g, x.shape, dims, keep) * mask / count, None, None, None
+
+
+MaxMin = collections.namedtuple("MaxMin", ["values", "indices"])
+
+
+class MaxDim(_Builtin):
+    """x.max(dim, keepdim) / x.min(dim, keepdim) -> (values, indices); the gradient goes to the
+    element at the index."""
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim, largest):
+        nd = x.data.ndim
+        d = norm_dim(dim, nd)
+        if x.data.ndim and x.data.shape[d] == 0:
+            raise IndexError(f"max(): Expected reduction dim {d} to have non-zero size.")
+        arg = carray.argmax if largest else carray.argmin
+        idx = arg(x.data, axis=d if nd else None, keepdims=True) if nd else \
+            carray.zeros((), dtype=carray.int64)
+        fn = carray.max if largest else carray.min
+        values = fn(x.data, axis=d, keepdims=True) if nd else x.data.copy()
+        if not keepdim and nd:
+            idx = idx.squeeze(d)
+            values = values.squeeze(d)
+        ctx.d, ctx.keepdim, ctx.shape, ctx.idx = d, keepdim, x.data.shape, idx
+        indices = wrap(idx)
+        ctx.mark_non_differentiable(indices)
+        return wrap(values), indices
+
+    @staticmethod
+    def backward(ctx, g, _):
+        shape, d = ctx.shape, ctx.d
+        if not shape:
+            return g, None, None, None
+        idx = ctx.idx if ctx.keepdim else carray.expand_dims(ctx.idx, d)
+        positions = carray.arange(shape[d]).reshape((-1,) + (1,) * (len(shape) - d - 1))
+        mask = wrap(carray.equal(positions, idx).astype(g.data.dtype))
+        gk = g if ctx.keepdim else g.unsqueeze(d)
+        return gk * mask, None, None, None
+
+
+class LogSumExp(_Builtin):
+    """log(sum(exp(x), dim)) computed as m + log(sum(exp(x - m)));  dx = g * softmax(x)."""
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim):
+        dims = norm_dims(dim, x.data.ndim)
+        m = carray.max(x.data, axis=dims, keepdims=True) if x.data.size else \
+            carray.zeros(_kept_shape(x.data.shape, dims), dtype=x.data.dtype)
+        m = carray.where(carray.isfinite(m), m, 0)
+        s = carray.sum(carray.exp(x.data - m), axis=dims, keepdims=True)
+        out = carray.log(s) + m
+        if not keepdim:
+            out = out.reshape(tuple(n for i, n in enumerate(x.data.shape) if i not in dims))
+        out = wrap(out)
+        ctx.save_for_backward(x, out)
+        ctx.dims, ctx.keepdim = dims, keepdim
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        dims, keep = ctx.dims, ctx.keepdim
+        soft = (x - _expand_back(out, x.shape, dims, keep)).exp()
+        return _expand_back(g, x.shape, dims, keep) * soft, None, None
+
+
+class Softmax(_Builtin):
+    """exp(x - max) / sum(exp(x - max)) along dim;  dx = y * (g - sum(g * y, dim))."""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        d = norm_dim(dim, x.data.ndim)
+        a = x.data
+        m = carray.max(a, axis=d, keepdims=True) if a.size else a
+        e = carray.exp(carray.subtract(a, m))
+        out = wrap(carray.divide(e, carray.sum(e, axis=d, keepdims=True)))
+        ctx.save_for_backward(out)
+        ctx.d = d
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return y * (g - (g * y).sum(dim=ctx.d, keepdim=True)), None
+
+
+class LogSoftmax(_Builtin):
+    """x - max - log(sum(exp(x - max))) along dim;  dx = g - exp(y) * sum(g, dim)."""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        d = norm_dim(dim, x.data.ndim)
+        a = x.data
+        m = carray.max(a, axis=d, keepdims=True) if a.size else a
+        shifted = carray.subtract(a, m)
+        lse = carray.log(carray.sum(carray.exp(shifted), axis=d, keepdims=True))
+        out = wrap(carray.subtract(shifted, lse))
+        ctx.save_for_backward(out)
+        ctx.d = d
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g - y.exp() * g.sum(dim=ctx.d, keepdim=True), None
+
+
+class MatMul(_Builtin):
+    """a @ b with NumPy's rules for 1-d operands and batch broadcasting;
+    da = g @ b^T, db = a^T @ g, each summed back to its operand's shape."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        need = ctx.needs_input_grad
+        if True in need:
+            ctx.save_for_backward(a if need[1] else None, b if need[0] else None)
+            ctx.a, ctx.b = meta(a), meta(b)
+        try:
+            return wrap(carray.matmul(a.data, b.data))
+        except ValueError as e:
+            raise RuntimeError(str(e)) from None
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        (ashape, _), (bshape, _) = ctx.a, ctx.b
+        a1, b1 = len(ashape) == 1, len(bshape) == 1
+        # treat 1-d operands as matrices: a (k,) -> (1, k), b (k,) -> (k, 1)
+        if a1:
+            g = g.unsqueeze(-2)
+        if b1:
+            g = g.unsqueeze(-1)
+        ga = gb = None
+        if need[0]:
+            b2 = b.unsqueeze(-1) if b1 else b
+            ga = g.matmul(b2.transpose(-1, -2))
+            ga = reduce_grad(ga.squeeze(-2) if a1 else ga, ctx.a)
+        if need[1]:
+            a2 = a.unsqueeze(0) if a1 else a
+            gb = a2.transpose(-1, -2).matmul(g)
+            gb = reduce_grad(gb.squeeze(-1) if b1 else gb, ctx.b)
+        return ga, gb
+
+
+def _torch_name(dtype):
+    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+            "bool": "Bool"}.get(str(dtype.name), str(dtype))

@@ -1,0 +1,439 @@
+"""View and shape ops: reshape, permute, transpose, expand, squeeze, unsqueeze, indexing,
+cat, stack, flip, pad, and copies (clone, to).
+
+A view op's output shares its input's memory and version counter and remembers how it was made
+(`_view_of`), so an in-place op on the view can be replayed on its base (see ops/inplace.py).
+"""
+
+import operator
+
+import carray
+
+from autograd.function import Function
+from autograd.ops._util import meta, norm_dim, reduce_grad, wrap
+from autograd.tensor import Tensor
+
+_new = object.__new__
+
+
+class _Builtin(Function):
+    _trusted = True
+
+
+def view_result(x, arr, name, args):
+    """The tensor over `arr`, a view of x's memory made by x.<name>(*args)."""
+    t = _new(Tensor)
+    t.data = arr
+    t._vc = x._vc
+    t._base = x._base if x._base is not None else x
+    t._view_of = (x, name, args)
+    return t
+
+
+def _is_view(arr, src):
+    base = arr.base
+    return base is not None and (base is src or base is src.base)
+
+
+def _size_arg(shape):
+    """view(2, 3), view((2, 3)) and view([2, 3]) all mean the shape (2, 3)."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    try:
+        return tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"shape must be a sequence of ints, got {shape!r}") from None
+
+
+class Reshape(_Builtin):
+    """x.reshape(shape) (a view when the strides allow, else a copy); dx = g.reshape(x.shape)."""
+
+    @staticmethod
+    def forward(ctx, x, shape, must_view):
+        ctx.shape = x.data.shape
+        try:
+            arr = x.data.reshape(shape)
+        except ValueError as e:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size "
+                               f"{x.data.size}") from e
+        if _is_view(arr, x.data) or arr is x.data:
+            return view_result(x, arr, "reshape", (shape,))
+        if must_view:
+            raise RuntimeError("view size is not compatible with input tensor's size and stride "
+                               "(at least one dimension spans across two contiguous subspaces). "
+                               "Use .reshape(...) instead.")
+        return wrap(arr)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.reshape(ctx.shape), None, None
+
+
+class Permute(_Builtin):
+    """x.permute(dims);  dx = g.permute(inverse of dims)."""
+
+    @staticmethod
+    def forward(ctx, x, dims):
+        nd = x.data.ndim
+        if len(dims) != nd:
+            raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input "
+                               f"does not match the length of the desired ordering of dimensions "
+                               f"i.e. input.dim() = {nd} is not equal to len(dims) = {len(dims)}")
+        dims = tuple(norm_dim(d, nd) for d in dims)
+        if len(set(dims)) != nd:
+            raise RuntimeError(f"permute(): duplicate dims are not allowed: {dims}")
+        ctx.inverse = tuple(sorted(range(nd), key=lambda i: dims[i]))
+        return view_result(x, x.data.transpose(dims), "permute", (dims,))
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.permute(ctx.inverse), None
+
+
+class Transpose(_Builtin):
+    """x.transpose(d0, d1);  dx = g.transpose(d0, d1)."""
+
+    @staticmethod
+    def forward(ctx, x, d0, d1):
+        nd = x.data.ndim
+        d0, d1 = norm_dim(d0, nd), norm_dim(d1, nd)
+        ctx.dims = (d0, d1)
+        if nd == 0:
+            return view_result(x, x.data.reshape(()), "transpose", (d0, d1))
+        return view_result(x, x.data.swapaxes(d0, d1), "transpose", (d0, d1))
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.transpose(*ctx.dims), None, None
+
+
+class Expand(_Builtin):
+    """x.expand(shape) (-1 keeps a dim), a view with stride 0;  dx = g summed back."""
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        xs = x.data.shape
+        if len(shape) < len(xs):
+            raise RuntimeError(f"expand({list(xs)}, size={list(shape)}): the number of sizes "
+                               f"provided ({len(shape)}) must be greater or equal to the number "
+                               f"of dimensions in the tensor ({len(xs)})")
+        lead = len(shape) - len(xs)
+        target = []
+        for i, n in enumerate(shape):
+            if n == -1:
+                if i < lead:
+                    raise RuntimeError(f"expand: -1 is not allowed in a leading, non-existing "
+                                       f"dimension {i}")
+                n = xs[i - lead]
+            target.append(n)
+        target = tuple(target)
+        ctx.x = meta(x)
+        try:
+            arr = carray.broadcast_to(x.data, target)
+        except ValueError:
+            raise RuntimeError(f"The expanded size of the tensor ({list(target)}) must match the "
+                               f"existing size ({list(xs)}) at non-singleton dimensions") \
+                from None
+        return view_result(x, arr, "expand", (target,))
+
+    @staticmethod
+    def backward(ctx, g):
+        return reduce_grad(g, ctx.x), None
+
+
+class Squeeze(_Builtin):
+    """x.squeeze(dim) (dim None: every size-1 dim; a dim of other size stays);
+    dx = g.reshape(x.shape)."""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        shape = x.data.shape
+        ctx.shape = shape
+        if dim is None:
+            dims = {i for i, n in enumerate(shape) if n == 1}
+        else:
+            dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+            dims = {norm_dim(d, len(shape)) for d in dims}
+            dims = {d for d in dims if len(shape) and shape[d] == 1}
+        new = tuple(n for i, n in enumerate(shape) if i not in dims)
+        return view_result(x, x.data.reshape(new), "squeeze", (dim,))
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.reshape(ctx.shape), None
+
+
+class Unsqueeze(_Builtin):
+    """x.unsqueeze(dim), a view with a new size-1 dim;  dx = g.squeeze(dim)."""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        nd = x.data.ndim
+        d = operator.index(dim)
+        if not -nd - 1 <= d <= nd:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-nd - 1}, "
+                             f"{nd}], but got {d})")
+        d %= nd + 1
+        ctx.shape = x.data.shape
+        return view_result(x, carray.expand_dims(x.data, d), "unsqueeze", (d,))
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.reshape(ctx.shape), None
+
+
+class Clone(_Builtin):
+    """A copy with its own memory;  dx = g."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return wrap(x.data.copy())
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+class ToCopy(_Builtin):
+    """x converted to a dtype and/or device;  dx = g converted back."""
+
+    @staticmethod
+    def forward(ctx, x, dtype, device):
+        ctx.dtype, ctx.device = x.data.dtype, x.data.device
+        arr = x.data
+        if device is not None and arr.device != device:
+            arr = arr.to(device)
+        if dtype is not None and arr.dtype != dtype:
+            arr = arr.astype(dtype)
+        if arr is x.data:
+            arr = arr.copy()
+        return wrap(arr)
+
+    @staticmethod
+    def backward(ctx, g):
+        return ToCopy.apply(g, ctx.dtype, ctx.device), None, None
+
+
+# ---------------------------------------------------------------------------------------------
+# indexing
+# ---------------------------------------------------------------------------------------------
+
+def index_key(key):
+    """A Tensor index key with Tensors replaced by their carray data."""
+    if isinstance(key, tuple):
+        return tuple(k.data if isinstance(k, Tensor) else _seq_key(k) for k in key)
+    if isinstance(key, Tensor):
+        return key.data
+    return _seq_key(key)
+
+
+def _seq_key(k):
+    if isinstance(k, list) and any(isinstance(v, Tensor) for v in k):
+        return carray.asarray([v.item() if isinstance(v, Tensor) else v for v in k])
+    return k
+
+
+def is_basic(key):
+    """True when the key makes a view (ints, slices, None, Ellipsis only)."""
+    keys = key if isinstance(key, tuple) else (key,)
+    for k in keys:
+        if k is None or k is Ellipsis or isinstance(k, slice):
+            continue
+        if isinstance(k, (bool, carray.Array, list, tuple)):
+            return False
+        try:
+            operator.index(k)
+        except TypeError:
+            return False
+    return True
+
+
+class Index(_Builtin):
+    """x[key] (basic keys make views, integer/boolean array keys gather a copy);
+    dx = zeros with g added at the indexed places (repeated indices add up)."""
+
+    @staticmethod
+    def forward(ctx, x, key):
+        ctx.x = meta(x)
+        ctx.key = key
+        ctx.device = x.data.device
+        arr = x.data[key]
+        if is_basic(key):
+            return view_result(x, arr, "__getitem__", (key,))
+        return wrap(arr)
+
+    @staticmethod
+    def backward(ctx, g):
+        shape, dtype = ctx.x
+        if g._rg:  # create_graph: build the gradient with differentiable ops
+            return IndexAdd.apply(shape, ctx.key, g), None
+        out = carray.zeros(shape, dtype=dtype, device=ctx.device)
+        if is_basic(ctx.key):
+            out[ctx.key] = g.data
+        else:
+            carray.add_at(out, ctx.key, g.data)
+        return wrap(out), None
+
+
+class IndexAdd(_Builtin):
+    """zeros(shape) with v added at key (the adjoint of Index);  dv = g[key]."""
+
+    @staticmethod
+    def forward(ctx, shape, key, v):
+        ctx.key = key
+        out = carray.zeros(shape, dtype=v.data.dtype, device=v.data.device)
+        carray.add_at(out, key, v.data)
+        return wrap(out)
+
+    @staticmethod
+    def backward(ctx, g):
+        return None, None, Index.apply(g, ctx.key)
+
+
+class IndexPut(_Builtin):
+    """x with x[key] = v, out of place;  dx = g with zeros at key, dv = g[key] summed to v."""
+
+    @staticmethod
+    def forward(ctx, x, key, v):
+        ctx.key = key
+        ctx.v = meta(v)
+        out = x.data.copy()
+        out[key] = v.data if isinstance(v, Tensor) else v
+        return wrap(out)
+
+    @staticmethod
+    def backward(ctx, g):
+        need = ctx.needs_input_grad
+        gx = gv = None
+        if need[0]:
+            gx = IndexPut.apply(g, ctx.key, 0.0)
+        if need[2]:
+            gv = reduce_grad(Index.apply(g, ctx.key), ctx.v)
+        return gx, None, gv
+
+
+# ---------------------------------------------------------------------------------------------
+# joining and reordering
+# ---------------------------------------------------------------------------------------------
+
+class Cat(_Builtin):
+    """cat(tensors, dim);  each input gets its slice of g."""
+
+    @staticmethod
+    def forward(ctx, dim, *tensors):
+        if not tensors:
+            raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        arrays = [t.data for t in tensors]
+        nd = max(a.ndim for a in arrays)
+        d = norm_dim(dim, nd)
+        # PyTorch skips 1-d empty tensors in cat (legacy behaviour)
+        keep = [a for a in arrays if not (a.ndim == 1 and a.shape[0] == 0)] or arrays[:1]
+        ctx.dim = d
+        ctx.sizes = [a.shape[d] if not (a.ndim == 1 and a.shape[0] == 0 and nd > 1) else 0
+                     for a in arrays]
+        ctx.metas = [meta(t) for t in tensors]
+        try:
+            out = carray.concatenate(keep, axis=d)
+        except ValueError as e:
+            raise RuntimeError(f"torch.cat(): {e}") from None
+        return wrap(out)
+
+    @staticmethod
+    def backward(ctx, g):
+        grads = [None]
+        start = 0
+        d = ctx.dim
+        for size, m in zip(ctx.sizes, ctx.metas):
+            if size == 0 and len(m[0]) != g.data.ndim:
+                grads.append(wrap(carray.zeros(m[0], dtype=m[1], device=g.data.device)))
+                continue
+            key = (slice(None),) * d + (slice(start, start + size),)
+            grads.append(g[key])
+            start += size
+        return tuple(grads)
+
+
+class Stack(_Builtin):
+    """stack(tensors, dim);  input i gets g.select(dim, i)."""
+
+    @staticmethod
+    def forward(ctx, dim, *tensors):
+        if not tensors:
+            raise RuntimeError("stack expects a non-empty TensorList")
+        nd = tensors[0].data.ndim + 1
+        d = operator.index(dim)
+        if not -nd <= d < nd:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, "
+                             f"{nd - 1}], but got {d})")
+        d %= nd
+        ctx.dim = d
+        ctx.n = len(tensors)
+        try:
+            out = carray.stack([t.data for t in tensors], axis=d)
+        except ValueError as e:
+            raise RuntimeError(f"stack expects each tensor to be equal size: {e}") from None
+        return wrap(out)
+
+    @staticmethod
+    def backward(ctx, g):
+        d = ctx.dim
+        return (None,) + tuple(g[(slice(None),) * d + (i,)] for i in range(ctx.n))
+
+
+class Flip(_Builtin):
+    """x.flip(dims);  dx = g.flip(dims)."""
+
+    @staticmethod
+    def forward(ctx, x, dims):
+        nd = x.data.ndim
+        dims = tuple(norm_dim(d, nd) for d in dims)
+        ctx.dims = dims
+        return wrap(carray.flip(x.data, axis=dims).copy())
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.flip(ctx.dims), None
+
+
+class Pad(_Builtin):
+    """Constant padding with PyTorch's pad list (last dim first: (left, right, top, bottom...));
+    negative pads crop. dx = g cropped back."""
+
+    @staticmethod
+    def forward(ctx, x, pad, value):
+        if len(pad) % 2:
+            raise RuntimeError(f"Padding length must be divisible by 2, got {len(pad)}")
+        nd = x.data.ndim
+        if len(pad) // 2 > nd:
+            raise RuntimeError(f"Padding length should be less than or equal to two times the "
+                               f"input dimension but got padding length {len(pad)} and input of "
+                               f"dimension {nd}")
+        widths = [(0, 0)] * nd
+        for i in range(len(pad) // 2):
+            widths[nd - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+        arr = x.data
+        crop = []
+        grow = []
+        for (lo, hi), n in zip(widths, arr.shape):
+            crop.append(slice(max(-lo, 0), n - max(-hi, 0)))
+            grow.append((max(lo, 0), max(hi, 0)))
+        arr = arr[tuple(crop)]
+        out = carray.pad(arr, grow, constant_values=value)
+        ctx.shape = x.data.shape
+        ctx.widths = widths
+        return wrap(out)
+
+    @staticmethod
+    def backward(ctx, g):
+        key = []
+        grow = []
+        for (lo, hi), n in zip(ctx.widths, g.data.shape):
+            key.append(slice(max(lo, 0), n - max(hi, 0)))
+            grow.append((max(-lo, 0), max(-hi, 0)))
+        gx = g[tuple(key)]
+        if any(a or b for a, b in grow):
+            flat = []
+            for a, b in reversed(grow):
+                flat += [a, b]
+            gx = Pad.apply(gx, tuple(flat), 0.0)
+        return gx, None, None

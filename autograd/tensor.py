@@ -1,0 +1,362 @@
+"""autograd.Tensor: a carray.Array (`.data`) plus what autograd needs to differentiate it.
+
+This file holds the Tensor's own state and protocols (graph attributes, conversion, repr,
+backward). The ops (arithmetic, math, reductions, views, indexing) are Functions in
+autograd/ops/ and are attached to the class there, under PyTorch's names.
+
+Every tensor has a version counter (`_vc`, a one-element list shared by all views of the same
+memory): each in-place op bumps it, so a node whose saved tensor was modified since can refuse
+to run backward (see Function.saved_tensors).
+"""
+
+import operator
+
+import carray
+
+from autograd import engine, function
+from autograd.grad_mode import _state
+
+__all__ = ["Tensor"]
+
+_new = object.__new__
+_DEFAULT_OMITTED = ("float32", "int64", "bool")
+
+
+class Tensor:
+    """An n-d array that records the ops made on it for backward (torch.Tensor)."""
+
+    # class-level defaults: an instance stores only what differs
+    grad = None
+    grad_fn = None
+    _rg = False          # requires_grad
+    _output_nr = 0       # which output of grad_fn this tensor is
+    _base = None         # the tensor this one is a view of (always the non-view one)
+    _view_of = None      # (parent, method name, args): how to remake this view from its parent
+    _accum = None        # this leaf's AccumulateGrad node, made on first use
+    _hooks = None        # hooks of a leaf (register_hook), run before accumulation
+    __array_priority__ = 1000
+    __hash__ = object.__hash__
+
+    def __init__(self, data=None, *, dtype=None, device=None, requires_grad=False):
+        """Tensor(data): a tensor holding a copy of `data` (nested sequences, a carray.Array, a
+        NumPy array or a Tensor); float32 by default when data are floats (see autograd.tensor)."""
+        arr = _to_array(data if data is not None else [], dtype, device)
+        if arr is data:
+            arr = arr.copy()
+        self.data = arr
+        self._vc = [0]
+        if requires_grad:
+            self.requires_grad = True
+
+    @staticmethod
+    def _wrap(data):
+        """A new tensor over the carray.Array `data` (no copy, no graph)."""
+        t = _new(Tensor)
+        t.data = data
+        t._vc = [0]
+        return t
+
+    @staticmethod
+    def _from_node(data, vc, node, output_nr):
+        """Output `output_nr` of `node` remade from its saved data and version counter."""
+        t = _new(Tensor)
+        t.data = data
+        t._vc = vc
+        t._rg = True
+        t.grad_fn = node
+        t._output_nr = output_nr
+        return t
+
+    # -- graph attributes ---------------------------------------------------------------------------
+
+    @property
+    def requires_grad(self):
+        """Whether ops on this tensor are recorded for backward."""
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        value = bool(value)
+        if value and self.data.dtype.kind != "f":
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        if not value and self.grad_fn is not None:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If "
+                               "you want to use a computed variable in a subgraph that doesn't "
+                               "require differentiation use var_no_grad = var.detach().")
+        self._rg = value
+
+    def requires_grad_(self, requires_grad=True):
+        """Set requires_grad in place and return self (RuntimeError for non-float tensors)."""
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self):
+        """True for tensors not made by a recorded op (by the user, or with requires_grad off)."""
+        return self.grad_fn is None
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    @property
+    def _version(self):
+        """How many times the memory of this tensor (or a view of it) was modified in place."""
+        return self._vc[0]
+
+    @property
+    def retains_grad(self):
+        fn = self.grad_fn
+        return bool(fn is not None and fn._retained and self._output_nr in fn._retained)
+
+    def retain_grad(self):
+        """Make backward store this non-leaf tensor's gradient in .grad (no-op for leaves).
+        Raises RuntimeError when the tensor does not require grad."""
+        if not self._rg:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        fn = self.grad_fn
+        if fn is None:
+            return
+        import weakref
+        if fn._retained is None:
+            fn._retained = {}
+        fn._retained[self._output_nr] = weakref.ref(self)
+
+    def register_hook(self, hook):
+        """hook(grad) runs when this tensor's gradient is computed and may return a new gradient
+        to use instead. Returns a handle with .remove(). RuntimeError if the tensor does not
+        require grad."""
+        if not self._rg:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        fn = self.grad_fn
+        if fn is None:
+            if self._hooks is None:
+                self._hooks = []
+            hooks = self._hooks
+        else:
+            if fn._pre_hooks is None:
+                fn._pre_hooks = {}
+            hooks = fn._pre_hooks.setdefault(self._output_nr, [])
+        hooks.append(hook)
+        return function._RemovableHandle(hooks, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaf), times `gradient`, into every leaf's .grad. `gradient` is
+        required unless self has one element. Raises RuntimeError when self does not require
+        grad, or when the graph was already freed by an earlier backward (pass
+        retain_graph=True to the first one)."""
+        engine.backward(self, gradient, retain_graph, create_graph, inputs)
+
+    def detach(self):
+        """A tensor sharing this one's memory (and version counter) outside the graph."""
+        t = _new(Tensor)
+        t.data = self.data
+        t._vc = self._vc
+        return t
+
+    def detach_(self):
+        """Take this tensor out of the graph in place (it becomes a leaf); returns self."""
+        self.grad_fn = None
+        self._rg = False
+        self._output_nr = 0
+        return self
+
+    def _clone_data(self):
+        """A detached copy (contiguous, own memory)."""
+        return Tensor._wrap(self.data.copy())
+
+    # -- metadata ---------------------------------------------------------------------------------------
+
+    @property
+    def shape(self):
+        return self.data.shape
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+    @property
+    def device(self):
+        return self.data.device
+
+    @property
+    def ndim(self):
+        return self.data.ndim
+
+    @property
+    def is_cuda(self):
+        return False
+
+    @property
+    def is_floating_point_dtype(self):
+        return self.data.dtype.kind == "f"
+
+    def is_floating_point(self):
+        return self.data.dtype.kind == "f"
+
+    def size(self, dim=None):
+        """The shape, or its length along dim."""
+        if dim is None:
+            return self.data.shape
+        return self.data.shape[_dim(dim, self.data.ndim)]
+
+    def dim(self):
+        return self.data.ndim
+
+    def numel(self):
+        return self.data.size
+
+    def nelement(self):
+        return self.data.size
+
+    def element_size(self):
+        return self.data.itemsize
+
+    def stride(self, dim=None):
+        """Strides in elements (PyTorch's convention), or the stride along dim."""
+        item = self.data.itemsize
+        strides = tuple(s // item for s in self.data.strides)
+        return strides if dim is None else strides[_dim(dim, self.data.ndim)]
+
+    def is_contiguous(self):
+        return self.data.flags.c_contiguous
+
+    def data_ptr(self):
+        return self.data.data_ptr()
+
+    def __len__(self):
+        if self.data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.data.shape[0]
+
+    # -- conversion -------------------------------------------------------------------------------------
+
+    def item(self):
+        """The one element as a Python number (RuntimeError when there is not exactly one)."""
+        if self.data.size != 1:
+            raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted to "
+                               f"Scalar")
+        return self.data.reshape(()).item()
+
+    def tolist(self):
+        return self.data.tolist()
+
+    def numpy(self, *, force=False):
+        """The data as a NumPy array sharing memory (CPU). RuntimeError when the tensor
+        requires grad (use detach().numpy())."""
+        if self._rg and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        import numpy
+        data = self.data if self.data.device == "cpu" else self.data.to("cpu")
+        return numpy.asarray(data)
+
+    def __array__(self, dtype=None, copy=None):
+        import numpy
+        out = numpy.asarray(self.data if self.data.device == "cpu" else self.data.to("cpu"))
+        return out if dtype is None else out.astype(dtype)
+
+    def __dlpack__(self, *args, **kwargs):
+        if self._rg:
+            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+        return self.data.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self.data.__dlpack_device__()
+
+    def __bool__(self):
+        if self.data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self.data.dtype.kind not in "iu" or self.data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return operator.index(self.item())
+
+    def __iter__(self):
+        if self.data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.data.shape[0]))
+
+    def __repr__(self):
+        return _format(self)
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (self.data.copy(), self._rg))
+
+    def __deepcopy__(self, memo):
+        if self.grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.")
+        t = Tensor._wrap(self.data.copy())
+        t._rg = self._rg
+        if self.grad is not None:
+            t.grad = Tensor._wrap(self.grad.data.copy())
+        if type(self) is not Tensor:
+            t.__class__ = type(self)
+        memo[id(self)] = t
+        return t
+
+
+def _rebuild(data, requires_grad):
+    t = Tensor._wrap(data)
+    t._rg = requires_grad
+    return t
+
+
+def _dim(dim, ndim):
+    """dim wrapped into [0, ndim) (IndexError naming the range otherwise)."""
+    n = max(ndim, 1)
+    try:
+        d = operator.index(dim)
+    except TypeError:
+        raise TypeError(f"dim must be an int, got {type(dim).__name__}") from None
+    if not -n <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {d})")
+    return d % n
+
+
+def _to_array(data, dtype, device):
+    """data as a carray.Array, float32 for Python floats (PyTorch's default), of dtype/device."""
+    if isinstance(data, Tensor):
+        data = data.data
+    if dtype is not None:
+        dtype = carray.dtype(dtype)
+    if isinstance(data, carray.Array):
+        arr = data
+        if dtype is not None and arr.dtype != dtype:
+            arr = arr.astype(dtype)
+    else:
+        arr = carray.asarray(data, dtype=dtype)
+        if dtype is None and arr.dtype == carray.float64 and not _is_float64_source(data):
+            arr = arr.astype(carray.float32)
+    if device is not None and arr.device != str(device):
+        arr = arr.to(str(device))
+    return arr
+
+
+def _is_float64_source(data):
+    """True for array objects that carry their own float64 dtype (NumPy arrays, buffers)."""
+    return hasattr(data, "dtype") or hasattr(data, "__array_interface__")
+
+
+def _format(t):
+    from autograd._format import format_tensor
+    return format_tensor(t)
+
+
+# the modules below need the class
+function._Tensor = Tensor
+engine._Tensor = Tensor
