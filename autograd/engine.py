@@ -114,16 +114,23 @@ def _run(roots, retain_graph, create_graph, capture=None, accumulate_only=None):
                         accumulate_only is None or id(node) in accumulate_only):
                     _accumulate(node.variable, grads[0], create_graph)
                 continue
-            if all(g is None for g in grads):
+            for g in grads:
+                if g is not None:
+                    out = node._run_backward(grads)
+                    break
+            else:  # no gradient arrived: nothing to compute, but the edges still count down
                 out = (None,) * len(node.next_functions)
-            else:
-                out = node._run_backward(grads)
-            if not retain_graph:
+            if not retain_graph and node._saved is not None:
                 node._release()
             for (nxt, nr), g in zip(node.next_functions, out):
                 if nxt is None:
                     continue
-                _deliver(buffers, nxt, nr, g)
+                buf = buffers.get(nxt)
+                if buf is None:
+                    buf = buffers[nxt] = [None] * nxt._n_out
+                if g is not None:
+                    old = buf[nr]
+                    buf[nr] = g if old is None else old + g
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
@@ -160,8 +167,7 @@ def _deliver(buffers, node, nr, g):
     """Add gradient g (or None: nothing to add) into slot nr of node's buffer."""
     buf = buffers.get(node)
     if buf is None:
-        n = len(node._out_meta) if node.__class__ is not AccumulateGrad else 1
-        buf = buffers[node] = [None] * max(n, nr + 1)
+        buf = buffers[node] = [None] * node._n_out
     if g is None:
         return
     old = buf[nr]

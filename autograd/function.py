@@ -70,6 +70,7 @@ class Function:
     _retained = None         # {output_nr: weakref to a tensor that called retain_grad()}
     _hooks = None            # [hook(grad_inputs, grad_outputs)] from register_hook on the node
     _out_meta = ()           # (shape, dtype, device) of each output, to make zero gradients
+    _n_out = 1               # number of outputs of forward
     _in_shapes = ()          # shape of each tensor argument (None for others), to check gradients
     _trusted = False         # built-in ops: backward returns gradients of the right shape
 
@@ -155,27 +156,26 @@ class Function:
     def apply(cls, *args, **kwargs):
         """Run forward on args and, when grad mode is on and an argument requires grad, record
         the node so backward reaches the arguments. Returns forward's result."""
-        ctx = object.__new__(cls)
+        ctx = _new(cls)
+        if not _state.enabled:
+            ctx.needs_input_grad = _no_needs(len(args))
+            return cls.forward(ctx, *args, **kwargs)
         record = False
-        prev = _state.enabled
-        if prev:
-            needs = []
-            for a in args:
-                r = isinstance(a, _Tensor) and a._rg
-                needs.append(r)
-                record = record or r
-            ctx.needs_input_grad = tuple(needs)
-        else:
-            ctx.needs_input_grad = (False,) * len(args)
+        needs = []
+        for a in args:
+            if isinstance(a, _Tensor) and a._rg:
+                needs.append(True)
+                record = True
+            else:
+                needs.append(False)
+        ctx.needs_input_grad = tuple(needs)
         _state.enabled = False
         try:
             result = cls.forward(ctx, *args, **kwargs)
         finally:
-            _state.enabled = prev
+            _state.enabled = True
         if record:
             _link(ctx, args, result)
-        else:
-            _unlinked(ctx, args, result)
         return result
 
     # -- what the engine calls ----------------------------------------------------------------------
@@ -183,11 +183,17 @@ class Function:
     def _run_backward(self, grads):
         """backward on the gradients of the outputs (a list, None where none arrived); returns
         one gradient or None per argument of forward."""
-        if self._materialize and not self._trusted:
+        if self._trusted:
+            result = type(self).backward(self, *grads)
+            if self._hooks:
+                result = self._run_hooks(result if isinstance(result, tuple) else (result,),
+                                         grads)
+            return result if isinstance(result, tuple) else (result,)
+        if self._materialize:
             for i, g in enumerate(grads):
-                if g is None:
+                if g is None and self._out_meta[i] is not None:
                     shape, dtype, device = self._out_meta[i]
-                    grads[i] = _Tensor._wrap(_zeros(shape, dtype, device))
+                    grads[i] = _Tensor._wrap(_zeros(shape, dtype=dtype, device=device))
         result = type(self).backward(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)
@@ -198,13 +204,16 @@ class Function:
             else:
                 raise RuntimeError(f"function {self.name()} returned an incorrect number of "
                                    f"gradients (expected {n}, got {len(result)})")
-        if not self._trusted:
-            result = tuple(self._check_grad(i, g) for i, g in enumerate(result))
+        result = tuple(self._check_grad(i, g) for i, g in enumerate(result))
         if self._hooks:
-            for hook in self._hooks:
-                new = hook(result, tuple(grads))
-                if new is not None:
-                    result = tuple(new)
+            result = self._run_hooks(result, grads)
+        return result
+
+    def _run_hooks(self, result, grads):
+        for hook in self._hooks:
+            new = hook(result, tuple(grads))
+            if new is not None:
+                result = tuple(new)
         return result
 
     def _check_grad(self, i, g):
@@ -226,42 +235,44 @@ class Function:
 
     def _release(self):
         """Free what backward needed (after a backward without retain_graph)."""
-        if self._saved is not None or self._to_save:
-            self._saved = None
-            self._to_save = ()
-            self._freed = True
+        self._saved = None
+        self._freed = True
 
 
 def _link(ctx, args, result):
     """Make ctx the grad_fn of forward's outputs and record its edges and saved tensors."""
-    ctx.next_functions = tuple(_edge(a) if isinstance(a, _Tensor) else (None, 0) for a in args)
-    ctx._in_shapes = tuple(a.shape if isinstance(a, _Tensor) else None for a in args)
+    edges = []
+    for a in args:
+        if isinstance(a, _Tensor):
+            fn = a.grad_fn
+            if fn is not None:
+                edges.append((fn, a._output_nr))
+            elif a._rg:
+                edges.append((a._accum or _accumulator(a), 0))
+            else:
+                edges.append(_NO_EDGE)
+        else:
+            edges.append(_NO_EDGE)
+    ctx.next_functions = tuple(edges)
     ctx._seq = next(_sequence)
-    outputs = result if isinstance(result, tuple) else (result,)
-    meta = []
-    non_diff = ctx._non_differentiable
-    dirty = ctx._dirty
-    for i, out in enumerate(outputs):
-        if not isinstance(out, _Tensor):
-            meta.append(None)
-            continue
-        meta.append((out.shape, out.dtype, out.device))
-        if any(out is t for t in non_diff):
-            continue
-        if not out.data.dtype.kind == "f":
-            continue
-        if any(out is t for t in dirty):
-            _check_inplace_allowed(out)
-        out._rg = True
-        out.grad_fn = ctx
-        out._output_nr = i
-    ctx._out_meta = tuple(meta)
+    if result.__class__ is _Tensor and not ctx._dirty and not ctx._non_differentiable:
+        # the common case: one new output
+        if result.data.dtype.kind == "f":
+            result._rg = True
+            result.grad_fn = ctx
+            result._output_nr = 0
+        if not ctx._trusted:
+            ctx._out_meta = ((result.data.shape, result.data.dtype, result.data.device),)
+    else:
+        _link_outputs(ctx, result)
+    if not ctx._trusted:
+        ctx._in_shapes = tuple(a.data.shape if isinstance(a, _Tensor) else None for a in args)
     to_save = ctx._to_save
     if to_save:
         saved = []
         for t in to_save:
             if t is None:
-                saved.append((None, 0))
+                saved.append(_NOTHING_SAVED)
             elif not isinstance(t, _Tensor):
                 raise TypeError(f"save_for_backward can only save variables, but argument "
                                 f"{len(saved)} is of type {type(t).__name__}")
@@ -273,9 +284,46 @@ def _link(ctx, args, result):
         ctx._to_save = ()
 
 
-def _unlinked(ctx, args, result):
-    """forward ran without recording: in-place outputs still count as modified."""
-    ctx._to_save = ()
+def _link_outputs(ctx, result):
+    """_link for several outputs, in-place outputs (mark_dirty) and non-differentiable ones."""
+    outputs = result if isinstance(result, tuple) else (result,)
+    meta = []
+    non_diff = ctx._non_differentiable
+    dirty = ctx._dirty
+    for i, out in enumerate(outputs):
+        if not isinstance(out, _Tensor):
+            meta.append(None)
+            continue
+        meta.append((out.data.shape, out.data.dtype, out.data.device))
+        if any(out is t for t in non_diff):
+            continue
+        if out.data.dtype.kind != "f":
+            continue
+        if any(out is t for t in dirty):
+            _check_inplace_allowed(out)
+        out._rg = True
+        out.grad_fn = ctx
+        out._output_nr = i
+    ctx._out_meta = tuple(meta)
+    ctx._n_out = len(outputs)
+
+
+_NO_EDGE = (None, 0)
+_NOTHING_SAVED = (None, 0)
+_new = object.__new__
+_NO_NEEDS = [()]
+
+
+def _no_needs(n):
+    """(False,) * n, cached."""
+    while len(_NO_NEEDS) <= n:
+        _NO_NEEDS.append((False,) * len(_NO_NEEDS))
+    return _NO_NEEDS[n]
+
+
+def _accumulator(t):
+    acc = t._accum = AccumulateGrad(t)
+    return acc
 
 
 def _edge(t):
@@ -285,10 +333,7 @@ def _edge(t):
     if fn is not None:
         return (fn, t._output_nr)
     if t._rg:
-        acc = t._accum
-        if acc is None:
-            acc = t._accum = AccumulateGrad(t)
-        return (acc, 0)
+        return (t._accum or _accumulator(t), 0)
     return (None, 0)
 
 
@@ -298,6 +343,7 @@ class AccumulateGrad:
     next_functions = ()
     _pre_hooks = None
     _retained = None
+    _n_out = 1
     _seq = float("inf")  # run as soon as ready (it frees the gradient early)
 
     def __init__(self, variable):

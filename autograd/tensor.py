@@ -359,4 +359,5 @@ def _format(t):
 
 # the modules below need the class
 function._Tensor = Tensor
+function._zeros = carray.zeros
 engine._Tensor = Tensor

@@ -5,9 +5,10 @@ import operator
 
 import carray
 
+from autograd import function as _function_module
 from autograd.grad_mode import _state
 from autograd.ops import arith, inplace as _inplace_mod, reduce, shape
-from autograd.ops._util import data_of, norm_dim, wrap
+from autograd.ops._util import data_of, norm_dim, reduce_to_shape as _reduce_to_shape, wrap
 from autograd.ops.arith import (Abs, Add, Ceil, Clamp, Cos, Div, Exp, Expm1, Floor, Log, Log1p,
                                 Maximum, Minimum, Mul, Neg, Pow, Relu, Sigmoid, Sign, Sin, Sqrt,
                                 Sub, Tanh, Where)
@@ -664,9 +665,15 @@ _METHODS = {
     "type_as": lambda self, other: _method_to(self, other.dtype),
     "__getitem__": _getitem, "__setitem__": _setitem,
     # operators
-    "__add__": add, "__radd__": _reflected(add), "__sub__": sub, "__rsub__": _reflected(sub),
-    "__mul__": mul, "__rmul__": _reflected(mul), "__truediv__": div,
-    "__rtruediv__": _reflected(div), "__pow__": pow, "__rpow__": _reflected(pow),
+    "__add__": lambda self, other: Add.apply(self, other),
+    "__radd__": lambda self, other: Add.apply(other, self),
+    "__sub__": lambda self, other: Sub.apply(self, other),
+    "__rsub__": lambda self, other: Sub.apply(other, self),
+    "__mul__": lambda self, other: Mul.apply(self, other),
+    "__rmul__": lambda self, other: Mul.apply(other, self),
+    "__truediv__": lambda self, other: Div.apply(self, other),
+    "__rtruediv__": lambda self, other: Div.apply(other, self),
+    "__pow__": pow, "__rpow__": _reflected(pow),
     "__matmul__": matmul, "__rmatmul__": _reflected(matmul), "__neg__": neg,
     "__pos__": lambda self: self, "__abs__": abs,
     "__floordiv__": lambda self, other: div(self, other, rounding_mode="floor"),
@@ -700,6 +707,8 @@ _METHODS["__itruediv__"] = _METHODS["div_"]
 
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
+
+_function_module._reduce_to_shape = _reduce_to_shape
 
 Tensor.T = property(lambda self: self.permute(tuple(range(self.data.ndim - 1, -1, -1))))
 Tensor.mT = property(lambda self: self.transpose(-2, -1))

@@ -21,13 +21,17 @@ def meta(x):
 
 def reduce_grad(g, like):
     """The gradient g of a broadcast result, summed back to the shape of an input and cast to
-    its dtype (`like` is the input's meta(), or the input Tensor): the one place gradients are
-    unbroadcast. None when the input was not a Tensor."""
-    if like is None:
+    its dtype (`like` is the input's meta(), the input Tensor, or its carray data): the one place
+    gradients are unbroadcast. None when the input was not a Tensor (a Python number)."""
+    cls = like.__class__
+    if cls is carray.Array:
+        shape, dtype = like.shape, like.dtype
+    elif cls is tuple:
+        shape, dtype = like
+    elif isinstance(like, Tensor):
+        shape, dtype = like.data.shape, like.data.dtype
+    else:
         return None
-    if isinstance(like, Tensor):
-        like = (like.data.shape, like.data.dtype)
-    shape, dtype = like
     if g.data.shape != shape:
         g = reduce_to_shape(g, shape)
     if g.data.dtype != dtype:

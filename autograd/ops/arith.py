@@ -6,7 +6,8 @@ Python number (it gets no gradient).
 
 import carray
 
-from autograd.function import Function
+from autograd.function import _NO_EDGE, Function, _edge, _sequence
+from autograd.grad_mode import _state
 from autograd.ops._util import data_of, meta, reduce_grad, wrap
 from autograd.tensor import Tensor
 
@@ -21,13 +22,43 @@ class _Builtin(Function):
 # binary
 # ---------------------------------------------------------------------------------------------
 
-class Add(_Builtin):
+class _Binary(_Builtin):
+    """Base of add, sub, mul, div: `apply` does the bookkeeping of Function.apply inline (these
+    ops dominate small-tensor code, so their per-call overhead is kept to the minimum). forward
+    only computes on carray data, so it needs no grad-mode switch; it keeps in ctx.a / ctx.b the
+    data of the operands (their shape and dtype, for reduce_grad) and saves, with save(), the
+    tensors backward reads."""
+
+    @classmethod
+    def apply(cls, a, b):
+        ta = isinstance(a, Tensor)
+        tb = isinstance(b, Tensor)
+        if not (ta or a.__class__ in _NUMBERS) or not (tb or b.__class__ in _NUMBERS):
+            return Function.apply.__func__(cls, _as_operand(a, b), _as_operand(b, a))
+        ctx = _new(cls)
+        if (ta and a._rg or tb and b._rg) and _state.enabled:
+            ctx.needs_input_grad = _NEEDS[ta and a._rg, tb and b._rg]
+            out = cls.forward(ctx, a, b)
+            ctx.next_functions = (_edge(a) if ta else _NO_EDGE, _edge(b) if tb else _NO_EDGE)
+            ctx._seq = next(_sequence)
+            if out.data.dtype.kind == "f":
+                out._rg = True
+                out.grad_fn = ctx
+            return out
+        ctx.needs_input_grad = _NO
+        return cls.forward(ctx, a, b)
+
+
+class Add(_Binary):
     """a + b;  da = g, db = g."""
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.a, ctx.b = meta(a), meta(b)
-        return wrap(carray.add(data_of(a), data_of(b)))
+        a = a.data if isinstance(a, Tensor) else a
+        b = b.data if isinstance(b, Tensor) else b
+        ctx.a = a
+        ctx.b = b
+        return wrap(carray.add(a, b))
 
     @staticmethod
     def backward(ctx, g):
@@ -36,13 +67,16 @@ class Add(_Builtin):
                 reduce_grad(g, ctx.b) if need[1] else None)
 
 
-class Sub(_Builtin):
+class Sub(_Binary):
     """a - b;  da = g, db = -g."""
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.a, ctx.b = meta(a), meta(b)
-        return wrap(carray.subtract(data_of(a), data_of(b)))
+        a = a.data if isinstance(a, Tensor) else a
+        b = b.data if isinstance(b, Tensor) else b
+        ctx.a = a
+        ctx.b = b
+        return wrap(carray.subtract(a, b))
 
     @staticmethod
     def backward(ctx, g):
@@ -51,19 +85,21 @@ class Sub(_Builtin):
                 reduce_grad(-g, ctx.b) if need[1] else None)
 
 
-class Mul(_Builtin):
+class Mul(_Binary):
     """a * b;  da = g * b, db = g * a."""
 
     @staticmethod
     def forward(ctx, a, b):
         need = ctx.needs_input_grad
-        if True in need:
-            ctx.save_for_backward(b if need[0] and isinstance(b, Tensor) else None,
-                                  a if need[1] else None)
-            ctx.a, ctx.b = meta(a), meta(b)
-            ctx.scalar = b if not isinstance(b, Tensor) else a if not isinstance(a, Tensor) \
-                else None
-        return wrap(carray.multiply(data_of(a), data_of(b)))
+        if need is not _NO:
+            # save b for da and a for db (a Python number is used as it is)
+            ctx._saved = ((b, b._vc[0]) if need[0] and isinstance(b, Tensor) else _NOTHING,
+                          (a, a._vc[0]) if need[1] and isinstance(a, Tensor) else _NOTHING)
+        a = a.data if isinstance(a, Tensor) else a
+        b = b.data if isinstance(b, Tensor) else b
+        ctx.a = a
+        ctx.b = b
+        return wrap(carray.multiply(a, b))
 
     @staticmethod
     def backward(ctx, g):
@@ -71,36 +107,66 @@ class Mul(_Builtin):
         need = ctx.needs_input_grad
         ga = gb = None
         if need[0]:
-            ga = reduce_grad(g * (b if b is not None else ctx.scalar), ctx.a)
+            ga = reduce_grad(g * (b if b is not None else ctx.b), ctx.a)
         if need[1]:
-            gb = reduce_grad(g * (a if a is not None else ctx.scalar), ctx.b)
+            gb = reduce_grad(g * (a if a is not None else ctx.a), ctx.b)
         return ga, gb
 
 
-class Div(_Builtin):
-    """a / b;  da = g / b, db = -g * a / b**2 = -g * out / b."""
+class Div(_Binary):
+    """a / b;  da = g / b, db = -g * a / b**2."""
 
     @staticmethod
     def forward(ctx, a, b):
-        out = wrap(carray.divide(data_of(a), data_of(b)))
         need = ctx.needs_input_grad
-        if True in need:
-            ctx.save_for_backward(b if isinstance(b, Tensor) else None,
-                                  out if need[1] else None)
-            ctx.a, ctx.b = meta(a), meta(b)
-            ctx.scalar = None if isinstance(b, Tensor) else b
-        return out
+        if need is not _NO:
+            ctx._saved = ((a, a._vc[0]) if need[1] and isinstance(a, Tensor) else _NOTHING,
+                          (b, b._vc[0]) if isinstance(b, Tensor) else _NOTHING)
+        a = a.data if isinstance(a, Tensor) else a
+        b = b.data if isinstance(b, Tensor) else b
+        ctx.a = a
+        ctx.b = b
+        out = carray.divide(a, b)
+        if out.dtype == carray.float64 and _int_operand(a) and _int_operand(b):
+            out = out.astype(_default_float())  # int / int gives the default float (PyTorch)
+        return wrap(out)
 
     @staticmethod
     def backward(ctx, g):
-        b, out = ctx.saved_tensors
+        a, b = ctx.saved_tensors
         need = ctx.needs_input_grad
         ga = gb = None
         if need[0]:
-            ga = reduce_grad(g / (b if b is not None else ctx.scalar), ctx.a)
+            ga = reduce_grad(g / (b if b is not None else ctx.b), ctx.a)
         if need[1]:
-            gb = reduce_grad(-g * out / b, ctx.b)
+            gb = reduce_grad(-g * (a if a is not None else ctx.a) / (b * b), ctx.b)
         return ga, gb
+
+
+_NUMBERS = (int, float, bool)
+
+
+def _int_operand(x):
+    """True for an integer or bool array or Python number (true division makes them float)."""
+    return x.dtype.kind != "f" if isinstance(x, carray.Array) else not isinstance(x, float)
+
+
+def _default_float():
+    from autograd.factories import get_default_dtype
+    return get_default_dtype()
+_NO = (False, False)
+_NEEDS = {(x, y): (x, y) for x in (False, True) for y in (False, True)}
+_NEEDS[False, False] = _NO
+_NOTHING = (None, 0)
+_new = object.__new__
+
+
+def _as_operand(x, other):
+    """x as a Tensor or a Python number (lists, NumPy arrays and such become tensors)."""
+    if isinstance(x, Tensor) or isinstance(x, (int, float, bool)):
+        return x
+    dev = other.data.device if isinstance(other, Tensor) else None
+    return Tensor(x, device=dev)
 
 
 class Pow(_Builtin):

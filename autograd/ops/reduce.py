@@ -286,7 +286,7 @@ class MatMul(_Builtin):
         a1, b1 = len(ashape) == 1, len(bshape) == 1
         # treat 1-d operands as matrices: a (k,) -> (1, k), b (k,) -> (k, 1)
         if a1:
-            g = g.unsqueeze(-2)
+            g = g.unsqueeze(max(g.ndim - 1, 0))  # (-2), also for a 0-d g (1-d @ 1-d)
         if b1:
             g = g.unsqueeze(-1)
         ga = gb = None
