@@ -62,3 +62,5 @@ def detach(input):
 
 
 __version__ = _carray.__version__
+from autograd.serialization import load, save  # noqa: E402
+from autograd import datasets, utils  # noqa: E402,F401  (autograd.datasets, autograd.utils.data)

@@ -1,0 +1,234 @@
+"""Datasets and batching with torch.utils.data's names: Dataset, TensorDataset, Subset,
+samplers, default_collate and DataLoader.
+
+    loader = DataLoader(TensorDataset(x, y), batch_size=64, shuffle=True)
+    for xb, yb in loader: ...
+
+Shuffling draws a permutation from autograd's generator (the global one, seeded by
+autograd.manual_seed, or the `generator=` passed in), once per epoch, so a run is reproducible.
+A TensorDataset is batched by indexing each of its tensors with one index tensor (a gather),
+not by stacking samples one by one. Loading always happens in the calling process.
+"""
+
+import math
+import numbers
+
+import carray
+
+from autograd.factories import randperm, tensor
+from autograd.ops import stack
+from autograd.tensor import Tensor
+
+__all__ = ["Dataset", "TensorDataset", "Subset", "Sampler", "SequentialSampler",
+           "RandomSampler", "BatchSampler", "default_collate", "DataLoader"]
+
+
+# ---------------------------------------------------------------------------------------------
+# datasets
+# ---------------------------------------------------------------------------------------------
+
+class Dataset:
+    """A map-style dataset: subclasses define __getitem__(index) and __len__."""
+
+    def __getitem__(self, index):
+        raise NotImplementedError(f"{type(self).__name__} must define __getitem__")
+
+    def __len__(self):
+        raise NotImplementedError(f"{type(self).__name__} must define __len__")
+
+
+class TensorDataset(Dataset):
+    """Samples are (t[i] for t in tensors): tensors that share their first dimension.
+    ValueError when their first dimensions differ (or a tensor is 0-d)."""
+
+    def __init__(self, *tensors):
+        if not tensors:
+            raise ValueError("TensorDataset needs at least one tensor")
+        for t in tensors:
+            if not isinstance(t, Tensor) or t.ndim == 0:
+                raise ValueError(f"TensorDataset takes tensors with a first (sample) dimension, "
+                                 f"got {_describe(t)}")
+        n = tensors[0].shape[0]
+        if any(t.shape[0] != n for t in tensors):
+            raise ValueError(f"Size mismatch between tensors: first dimensions "
+                             f"{[t.shape[0] for t in tensors]}")
+        self.tensors = tensors
+
+    def __getitem__(self, index):
+        return tuple(t[index] for t in self.tensors)
+
+    def __len__(self):
+        return self.tensors[0].shape[0]
+
+
+class Subset(Dataset):
+    """The samples of dataset at the given indices."""
+
+    def __init__(self, dataset, indices):
+        self.dataset = dataset
+        self.indices = list(indices)
+
+    def __getitem__(self, index):
+        if isinstance(index, list):
+            return self.dataset[[self.indices[i] for i in index]]
+        return self.dataset[self.indices[index]]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+def _describe(x):
+    return f"a {x.ndim}-d tensor" if isinstance(x, Tensor) else type(x).__name__
+
+
+# ---------------------------------------------------------------------------------------------
+# samplers
+# ---------------------------------------------------------------------------------------------
+
+class Sampler:
+    """An iterable of dataset indices, with a length."""
+
+    def __iter__(self):
+        raise NotImplementedError
+
+    def __len__(self):
+        raise NotImplementedError
+
+
+class SequentialSampler(Sampler):
+    """0, 1, ..., len(data_source) - 1."""
+
+    def __init__(self, data_source):
+        self.data_source = data_source
+
+    def __iter__(self):
+        return iter(range(len(self.data_source)))
+
+    def __len__(self):
+        return len(self.data_source)
+
+
+class RandomSampler(Sampler):
+    """A new random permutation of the indices at each iteration, drawn with
+    autograd.randperm from generator (the global generator when None)."""
+
+    def __init__(self, data_source, generator=None):
+        self.data_source = data_source
+        self.generator = generator
+
+    def __iter__(self):
+        return iter(randperm(len(self.data_source), generator=self.generator).tolist())
+
+    def __len__(self):
+        return len(self.data_source)
+
+
+class BatchSampler(Sampler):
+    """Lists of batch_size indices from sampler; the last one shorter unless drop_last.
+    ValueError for a batch_size that is not a positive int."""
+
+    def __init__(self, sampler, batch_size, drop_last):
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
+            raise ValueError(f"batch_size should be a positive integer value, but got "
+                             f"batch_size={batch_size!r}")
+        self.sampler = sampler
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+
+    def __iter__(self):
+        batch = []
+        for i in self.sampler:
+            batch.append(i)
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
+
+    def __len__(self):
+        n = len(self.sampler)
+        return n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
+
+
+# ---------------------------------------------------------------------------------------------
+# collation and the loader
+# ---------------------------------------------------------------------------------------------
+
+def default_collate(batch):
+    """One batch from a list of samples, as torch's default_collate: tensors (and carray
+    arrays) are stacked on a new first dimension, Python ints/floats/bools become int64/
+    float64/bool tensors, tuples and lists are collated position by position (giving a list),
+    dicts key by key; strings and other objects are returned as a list.
+    RuntimeError when samples at one position have different sizes."""
+    first = batch[0]
+    if isinstance(first, Tensor):
+        return stack(batch)
+    if isinstance(first, carray.Array):
+        return stack([Tensor._wrap(a) for a in batch])
+    if isinstance(first, bool):
+        return tensor(batch, dtype=carray.bool_)
+    if isinstance(first, numbers.Integral):
+        return tensor(batch, dtype=carray.int64)
+    if isinstance(first, numbers.Real):
+        return tensor(batch, dtype=carray.float64)
+    if isinstance(first, dict):
+        return {k: default_collate([s[k] for s in batch]) for k in first}
+    if isinstance(first, (tuple, list)):
+        if any(len(s) != len(first) for s in batch):
+            raise RuntimeError("each element in list of batch should be of equal size")
+        return [default_collate(list(col)) for col in zip(*batch)]
+    return list(batch)
+
+
+class DataLoader:
+    """Batches of a dataset, as torch.utils.data.DataLoader: batch_size samples per batch
+    (None: single samples, not collated), in order or reshuffled every epoch (shuffle=True,
+    drawn from generator or autograd's global generator), the last short batch dropped when
+    drop_last. sampler / batch_sampler / collate_fn as PyTorch's. num_workers is accepted for
+    compatibility; loading always runs in this process. ValueError for conflicting options."""
+
+    def __init__(self, dataset, batch_size=1, shuffle=False, sampler=None, batch_sampler=None,
+                 num_workers=0, collate_fn=None, pin_memory=False, drop_last=False,
+                 generator=None):
+        if sampler is not None and shuffle:
+            raise ValueError("sampler option is mutually exclusive with shuffle")
+        if batch_sampler is not None and (batch_size != 1 or shuffle or sampler is not None
+                                          or drop_last):
+            raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
+                             "shuffle, sampler, and drop_last")
+        self.batch_size = None if batch_sampler is not None else batch_size
+        if sampler is None:
+            sampler = RandomSampler(dataset, generator) if shuffle else \
+                SequentialSampler(dataset)
+        if batch_sampler is None and batch_size is not None:
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        self.dataset = dataset
+        self.drop_last = drop_last
+        self.sampler = sampler
+        self.batch_sampler = batch_sampler
+        self.num_workers = num_workers
+        self.generator = generator
+        self.collate_fn = collate_fn if collate_fn is not None else default_collate
+        self._fast = collate_fn is None and isinstance(dataset, TensorDataset)
+
+    def __iter__(self):
+        if self.batch_sampler is None:
+            for i in self.sampler:
+                yield self.dataset[i]
+            return
+        for indices in self.batch_sampler:
+            if self._fast:
+                yield _gather(self.dataset.tensors, indices)
+            else:
+                yield self.collate_fn([self.dataset[i] for i in indices])
+
+    def __len__(self):
+        if self.batch_sampler is None:
+            return len(self.sampler)
+        return len(self.batch_sampler)
+
+
+def _gather(tensors, indices):
+    """[t[indices] for t in tensors], each a gather with one int64 index tensor."""
+    index = tensor(indices, dtype=carray.int64)
+    return [t[index if t.device == "cpu" else index.to(t.device)] for t in tensors]

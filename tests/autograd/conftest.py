@@ -1,0 +1,28 @@
+"""Shared setup for autograd's tests: make the in-place build importable and seed randomness.
+
+Run from the repository root or from tests/ (`python -m pytest autograd`): the repository root
+goes first on sys.path so `import carray` / `import autograd` find the in-place build (and not
+the tests/carray folder, which would otherwise be picked up as a namespace package).
+"""
+
+import os
+import sys
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if sys.path[:1] != [_ROOT]:
+    sys.path.insert(0, _ROOT)
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:
+    sys.path.insert(1, _HERE)  # so tests in subfolders can `from _check import ...`
+
+import pytest  # noqa: E402
+
+import autograd  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _seeded():
+    """Every test starts from the same global seed and with grad mode on."""
+    autograd.manual_seed(0)
+    autograd.set_grad_enabled(True)
+    yield
