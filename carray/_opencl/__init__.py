@@ -19,3 +19,5 @@ def elementwise(kind, code, t, out, inputs):
 
 
 from carray._opencl._reduce import arg, reduce  # noqa: E402
+from carray._opencl._matmul import matmul  # noqa: E402
+from carray._opencl import _nn as nn  # noqa: E402

@@ -98,7 +98,8 @@ def _source(kind, code, nums, is_arr, rank, vec, expr):
         for k in range(1, nin + 1):
             if is_arr[k]:
                 vt = f"{CL[nums[k]]}{vec}"
-                lines.append(f"        {vt} v{k} = ((__global const {vt}*)(in{k} + L.off[{arr_k}]))[i];")
+                ptr = f"(__global const {vt}*)(in{k} + L.off[{arr_k}])"
+                lines.append(f"        {vt} v{k} = ({ptr})[i];")
                 vargs.append(f"v{k}.s{{c}}")
                 arr_k += 1
             else:
