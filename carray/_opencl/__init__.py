@@ -21,3 +21,4 @@ def elementwise(kind, code, t, out, inputs):
 from carray._opencl._reduce import arg, reduce  # noqa: E402
 from carray._opencl._matmul import matmul  # noqa: E402
 from carray._opencl import _nn as nn  # noqa: E402
+from carray._opencl._index import move_blocks  # noqa: E402

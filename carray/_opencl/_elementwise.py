@@ -131,6 +131,9 @@ def run(kind, code, t, out, inputs):
     strides = [ost]
     for x in inputs:
         buf, off, num, xshape, xst = x._cl()
+        if buf is obuf and (off, _layout.broadcast_strides(shape, xshape, xst)) != (ooff, ost):
+            x = x.copy()        # another view of the output's buffer: read it all first
+            buf, off, num, xshape, xst = x._cl()
         nums.append(num)
         if buf is None:
             is_arr.append(False)
