@@ -139,3 +139,12 @@ bool = bool_  # noqa: A001  (carray.bool, as numpy.bool)
 ndarray = Array
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # carray.opencl: the OpenCL runtime device="gpu" uses (its device, context, queue, pool),
+    # made on first access; ImportError without pyopencl, RuntimeError without a device.
+    if name == "opencl":
+        from carray._opencl import runtime
+        return runtime()
+    raise AttributeError(f"module 'carray' has no attribute {name!r}")

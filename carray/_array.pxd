@@ -21,6 +21,10 @@ cdef class Array:
 
 
 cdef Array new_array(int ndim, const Py_ssize_t* shape, int dtype_num)
+cdef Array new_device_array(int ndim, const Py_ssize_t* shape, int dtype_num)
+cdef Array new_array_on(int ndim, const Py_ssize_t* shape, int dtype_num, Array like)
+cdef object gpu_backend()
+cdef int check_same_device(str name, Array a, Array b) except -1
 cdef Array new_like_shape(Array a, int dtype_num)
 cdef Array make_view(Array src, int ndim, const Py_ssize_t* shape, const Py_ssize_t* strides,
                      Py_ssize_t offset)
@@ -38,3 +42,9 @@ cdef Array broadcast_view(Array a, int ndim, const Py_ssize_t* shape)
 ctypedef object (*binary_hook_t)(int code, object x, object y, object out)
 ctypedef object (*unary_hook_t)(int code, object x, object out)
 cdef void install_op_hooks(binary_hook_t binary, unary_hook_t unary) noexcept
+
+
+# Device arrays (OpenCL) keep their buffer in storage.handle and have data == NULL; every op
+# that reads `data` first asks on_gpu and hands device arrays to carray._opencl.
+cdef inline bint on_gpu(Array a) noexcept:
+    return a.storage.handle is not None

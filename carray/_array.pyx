@@ -126,13 +126,39 @@ cdef int parse_dtype_num(object dtype, int default) except -2:
 
 
 cdef str parse_device(object device):
-    """Validate a device argument; return its canonical name ("cpu")."""
+    """Validate a device argument; return its canonical name: "cpu" or "gpu" (the OpenCL
+    device carray.opencl reports; "opencl", "gpu:0" and "opencl:0" name it too)."""
     if device is None or device == "cpu":
         return "cpu"
     if isinstance(device, str) and device.split(":")[0] in ("gpu", "opencl"):
-        raise ValueError(f"device {device!r} is not available: this build of carray has no "
-                         f"OpenCL backend yet; use device='cpu'")
+        if device.count(":") > 1 or ":" in device and device.split(":")[1] not in ("", "0"):
+            raise ValueError(f"unknown device {device!r}: carray uses one OpenCL device, "
+                             f"'gpu' (choose it with CARRAY_OPENCL_DEVICE)")
+        return "gpu"
     raise ValueError(f"unknown device {device!r}; expected 'cpu' or 'gpu'")
+
+
+_gpu = None             # carray._opencl, imported on first use of a device array
+
+
+cdef object gpu_backend():
+    """The carray._opencl module (importing it does not import pyopencl; its runtime() does)."""
+    global _gpu
+    if _gpu is None:
+        import carray._opencl as m
+        _gpu = m
+    return _gpu
+
+
+cdef int check_same_device(str name, Array a, Array b) except -1:
+    """ValueError naming both devices when a and b live on different devices (a host 0-d array
+    counts as a scalar and goes with any device, as PyTorch's CPU scalars do)."""
+    if on_gpu(a) == on_gpu(b):
+        return 0
+    if (not on_gpu(a) and a.ndim == 0) or (not on_gpu(b) and b.ndim == 0):
+        return 0
+    raise ValueError(f"{name}: expected all arrays on one device, got arrays on "
+                     f"{a.storage.device!r} and {b.storage.device!r}; move one with .to()")
 
 
 cdef Py_ssize_t _checked_size(int ndim, const Py_ssize_t* shape, Py_ssize_t itemsize) except -1:
@@ -176,9 +202,45 @@ cdef Array new_array(int ndim, const Py_ssize_t* shape, int dtype_num):
     return a
 
 
+cdef Array new_device_array(int ndim, const Py_ssize_t* shape, int dtype_num):
+    """A new C-contiguous, uninitialised array in a pooled OpenCL buffer (data is NULL).
+
+    Raises ImportError without pyopencl, RuntimeError without an OpenCL device, MemoryError
+    naming the size when the device has no room."""
+    cdef Py_ssize_t itemsize = itemsize_of(dtype_num)
+    cdef Py_ssize_t size = _checked_size(ndim, shape, itemsize)
+    cdef Storage s = Storage.__new__(Storage)
+    cdef Array a = Array.__new__(Array)
+    cdef int d
+    cdef Py_ssize_t stride = 1
+    s.handle = gpu_backend().runtime().alloc(size * itemsize)
+    s.nbytes = size * itemsize
+    s.device = "gpu"
+    a.storage = s
+    a.owner = None
+    a.data = NULL
+    a.offset = 0
+    a.ndim = ndim
+    a.dtype_num = dtype_num
+    a.itemsize = itemsize
+    a.writeable = True
+    for d in range(ndim - 1, -1, -1):
+        a.shape_[d] = shape[d]
+        a.strides_[d] = stride
+        stride *= shape[d] if shape[d] > 0 else 1
+    return a
+
+
+cdef Array new_array_on(int ndim, const Py_ssize_t* shape, int dtype_num, Array like):
+    """A new C-contiguous array on the device of `like` (the host when like is None)."""
+    if like is not None and on_gpu(like):
+        return new_device_array(ndim, shape, dtype_num)
+    return new_array(ndim, shape, dtype_num)
+
+
 cdef Array new_like_shape(Array a, int dtype_num):
-    """A new C-contiguous array with a's shape."""
-    return new_array(a.ndim, a.shape_, dtype_num)
+    """A new C-contiguous array with a's shape, on a's device."""
+    return new_array_on(a.ndim, a.shape_, dtype_num, a)
 
 
 cdef Array make_view(Array src, int ndim, const Py_ssize_t* shape, const Py_ssize_t* strides,
@@ -300,8 +362,9 @@ cdef int copy_into(Array dst, Array src) except -1:
     cdef Array b
     if not dst.writeable:
         raise ValueError("assignment destination is read-only")
-    if dst.data == NULL or src.data == NULL:
-        raise ValueError("copy between devices is not supported by this build")
+    if on_gpu(dst) or on_gpu(src):
+        gpu_backend().copy_into(dst, src)
+        return 0
     try:
         b = broadcast_view(drop_leading_ones(src, dst.ndim), dst.ndim, dst.shape_)
     except ValueError:
@@ -547,13 +610,27 @@ cdef class Array:
         copy_into(self, _scalar_for(value, self.dtype_num))
 
     def to(self, device):
-        """This array on `device` ('cpu' returns self)."""
-        parse_device(device)
-        return self
+        """This array on `device` ("cpu" or "gpu"): self when it is already there, else a
+        C-contiguous copy (reading a device array to the host waits for its queue)."""
+        cdef str dev = parse_device(device)
+        cdef Array out
+        if dev == self.storage.device:
+            return self
+        out = new_device_array(self.ndim, self.shape_, self.dtype_num) if dev == "gpu" \
+            else new_array(self.ndim, self.shape_, self.dtype_num)
+        copy_into(out, self)
+        return out
 
     def cpu(self):
-        """This array on the CPU."""
-        return self
+        """This array on the CPU (self when it is there already)."""
+        return self.to("cpu")
+
+    def _cl(self):
+        """(OpenCL buffer or None, element offset, type number, shape, element strides): what
+        the OpenCL backend launches kernels with."""
+        return (self.storage.handle, self.offset, self.dtype_num,
+                tuple([self.shape_[d] for d in range(self.ndim)]),
+                tuple([self.strides_[d] for d in range(self.ndim)]))
 
     # -- Python protocols ----------------------------------------------------------------------
 
@@ -642,11 +719,18 @@ cdef class Array:
 
     def __repr__(self):
         from carray._format import array_repr
+        if on_gpu(self):
+            return array_repr(self.to("cpu"))[:-1] + ", device='gpu')"
         return array_repr(self)
 
     def __str__(self):
         from carray._format import array_str
-        return array_str(self)
+        return array_str(self.to("cpu") if on_gpu(self) else self)
+
+    def __array__(self, dtype=None, copy=None):
+        """NumPy's conversion for device arrays (host arrays export their buffer, zero-copy)."""
+        import numpy
+        return numpy.array(self.to("cpu"), dtype=dtype, copy=copy)
 
     def __copy__(self):
         return self.copy()
@@ -846,18 +930,27 @@ cdef class Array:
         return _to_dlpack(self, stream, max_version, dl_device, copy)
 
     def __dlpack_device__(self):
-        """(device type, device id): (1, 0) for the CPU."""
+        """(device type, device id): (1, 0), the CPU (device arrays export a host copy)."""
         return (1, 0)
 
     def __reduce__(self):
+        if on_gpu(self):
+            return (_reconstruct_on, (self.to("cpu"), "gpu"))
         return (_reconstruct, (self.shape, dtype_of(self.dtype_num).name,
                                memoryview(self.copy()).tobytes()))
 
 
+def _reconstruct_on(host, device):
+    """Unpickle a device array: its host copy moved to `device`."""
+    return host.to(device)
+
+
 cdef Array _full_bool(Array a, bint value):
-    """A new bool array of a's shape filled with value."""
-    cdef Array out = new_array(a.ndim, a.shape_, BOOL)
-    if out.size_c():
+    """A new bool array of a's shape (on a's device) filled with value."""
+    cdef Array out = new_array_on(a.ndim, a.shape_, BOOL, a)
+    if on_gpu(out):
+        out.fill(value)
+    elif out.size_c():
         memset(out.data, value, out.size_c())
     return out
 
@@ -1042,7 +1135,7 @@ cdef Array _copy_as(Array a, int dtype_num, object order):
     cdef Py_ssize_t stride = 1
     cdef int d
     if order == "F":
-        out = new_array(a.ndim, a.shape_, dtype_num)
+        out = new_array_on(a.ndim, a.shape_, dtype_num, a)
         for d in range(a.ndim):          # an F-contiguous owner (NumPy's copy(order='F'))
             out.strides_[d] = stride
             stride *= a.shape_[d] if a.shape_[d] > 0 else 1
@@ -1050,7 +1143,7 @@ cdef Array _copy_as(Array a, int dtype_num, object order):
         return out
     if order not in ("C", "K", "A"):
         raise ValueError(f"order must be one of 'C', 'F', 'A', 'K', got {order!r}")
-    out = new_array(a.ndim, a.shape_, dtype_num)
+    out = new_array_on(a.ndim, a.shape_, dtype_num, a)
     copy_into(out, a)
     return out
 

@@ -8,7 +8,8 @@ values and for zeros/ones/empty/linspace/eye, int64 for Python ints, bool for bo
 
 import math
 
-from carray._array cimport Array, new_array, copy_into, parse_shape, parse_dtype_num, parse_device
+from carray._array cimport (Array, new_array, new_device_array, copy_into, on_gpu, parse_shape,
+                            parse_dtype_num, parse_device)
 from carray._array cimport as_array
 from carray._dtype cimport BOOL, FLOAT32, FLOAT64, INT32, INT64, itemsize_of, bool_t
 from carray._strided cimport MAXDIMS
@@ -19,9 +20,21 @@ from libc.string cimport memset
 
 cdef Array _new(object shape, object dtype, object device, int default):
     cdef Py_ssize_t buf[MAXDIMS]
-    parse_device(device)
+    cdef str dev = parse_device(device)
     cdef int n = parse_shape(shape, buf)
+    if dev == "gpu":
+        return new_device_array(n, buf, parse_dtype_num(dtype, default))
     return new_array(n, buf, parse_dtype_num(dtype, default))
+
+
+cdef object _like_device(Array src, object device):
+    """device, or src's device when device is None (as PyTorch's *_like)."""
+    return src.device if device is None else device
+
+
+cdef Array _on(Array a, object device):
+    """a moved to `device` (factories that build their values on the host)."""
+    return a if parse_device(device) == "cpu" else a.to("gpu")
 
 
 def empty(shape, dtype=None, device=None):
@@ -32,7 +45,10 @@ def empty(shape, dtype=None, device=None):
 def zeros(shape, dtype=None, device=None):
     """A new array of `shape` filled with 0 (float32 unless dtype= is given)."""
     cdef Array a = _new(shape, dtype, device, FLOAT32)
-    memset(a.data, 0, a.size_c() * a.itemsize)
+    if on_gpu(a):
+        a.fill(0)
+    else:
+        memset(a.data, 0, a.size_c() * a.itemsize)
     return a
 
 
@@ -64,28 +80,29 @@ def full(shape, fill_value, dtype=None, device=None):
 def empty_like(a, dtype=None, shape=None, device=None):
     """A new uninitialised array with a's shape and dtype (or the ones given)."""
     cdef Array src = as_array(a, -1)
-    return _new(src.shape if shape is None else shape, dtype, device, src.dtype_num)
+    return _new(src.shape if shape is None else shape, dtype, _like_device(src, device),
+                src.dtype_num)
 
 
 def zeros_like(a, dtype=None, shape=None, device=None):
     """A new array of zeros with a's shape and dtype (or the ones given)."""
     cdef Array src = as_array(a, -1)
     return zeros(src.shape if shape is None else shape, dtype=src.dtype if dtype is None else dtype,
-                 device=device)
+                 device=_like_device(src, device))
 
 
 def ones_like(a, dtype=None, shape=None, device=None):
     """A new array of ones with a's shape and dtype (or the ones given)."""
     cdef Array src = as_array(a, -1)
     return ones(src.shape if shape is None else shape, dtype=src.dtype if dtype is None else dtype,
-                device=device)
+                device=_like_device(src, device))
 
 
 def full_like(a, fill_value, dtype=None, shape=None, device=None):
     """A new array with a's shape and dtype (or the ones given) filled with fill_value."""
     cdef Array src = as_array(a, -1)
     return full(src.shape if shape is None else shape, fill_value,
-                dtype=src.dtype if dtype is None else dtype, device=device)
+                dtype=src.dtype if dtype is None else dtype, device=_like_device(src, device))
 
 
 def _as_number(x, name):
@@ -100,6 +117,17 @@ def _as_number(x, name):
 
 
 def arange(start, stop=None, step=None, dtype=None, device=None):
+    """Evenly spaced values in [start, stop) with `step` (NumPy's arange).
+
+    int64 when start, stop and step are ints, float32 otherwise (unless dtype= is given).
+    Raises ZeroDivisionError for step 0.
+    """
+    parse_device(device)
+    r = _arange_host(start, stop, step, dtype)
+    return _on(r, device)
+
+
+def _arange_host(start, stop=None, step=None, dtype=None, device=None):
     """Evenly spaced values in [start, stop) with `step` (NumPy's arange).
 
     int64 when start, stop and step are ints, float32 otherwise (unless dtype= is given).
@@ -190,6 +218,19 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, devi
     Raises ValueError for num < 0.
     """
     parse_device(device)
+    r = _linspace_host(start, stop, num, endpoint, retstep, dtype)
+    if retstep:
+        return _on(r[0], device), r[1]
+    return _on(r, device)
+
+
+def _linspace_host(start, stop, num=50, endpoint=True, retstep=False, dtype=None, device=None):
+    """`num` evenly spaced values from start to stop (included unless endpoint=False).
+
+    float32 unless dtype= is given; with retstep=True also returns the step.
+    Raises ValueError for num < 0.
+    """
+    parse_device(device)
     num = operator_index(num, "num")
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
@@ -227,6 +268,13 @@ def operator_index(x, name):
 
 
 def eye(N, M=None, k=0, dtype=None, device=None):
+    """An N x M array with ones on diagonal k and zeros elsewhere (float32 unless dtype=)."""
+    parse_device(device)
+    r = _eye_host(N, M, k, dtype)
+    return _on(r, device)
+
+
+def _eye_host(N, M=None, k=0, dtype=None, device=None):
     """An N x M array with ones on diagonal k and zeros elsewhere (float32 unless dtype=)."""
     N = operator_index(N, "N")
     M = N if M is None else operator_index(M, "M")

@@ -48,8 +48,9 @@ cdef int _get_buffer(Array a, Py_buffer* view, int flags) except -1:
     """Fill `view` for a consumer; shape and byte strides live in view.internal."""
     cdef int d
     cdef Py_ssize_t* dims
-    if a.data == NULL:
-        raise BufferError("a device array has no host buffer; copy it with .to('cpu') first")
+    if on_gpu(a):
+        raise BufferError("a device array has no host buffer; copy it with .to('cpu') first "
+                          "(numpy.asarray does that through __array__)")
     if flags & PyBUF_WRITABLE and not a.writeable:
         raise BufferError("cannot export a read-only array as a writable buffer")
     if ((flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS or (flags & PyBUF_ND) != PyBUF_ND
@@ -136,8 +137,8 @@ cdef object _to_dlpack(Array a, object stream, object max_version, object dl_dev
     cdef DLManagedTensor* m
     cdef DLManagedTensorVersioned* mv
     cdef size_t dims_bytes = sizeof(int64_t) * (2 * a.ndim + 1)
-    if a.data == NULL:
-        raise BufferError("DLPack export of device arrays is not supported by this build")
+    if on_gpu(a):
+        a = a.to("cpu")         # the consumer gets a host copy (DLPack has no OpenCL device type)
     if stream is not None and stream != -1:
         raise ValueError(f"stream must be None for CPU arrays, got {stream!r}")
     if dl_device is not None and tuple(dl_device) != (kDLCPU, 0):

@@ -259,9 +259,16 @@ def asarray(obj, dtype=None, device=None, copy=None):
     cannot be avoided. Raises TypeError for objects that hold no numbers, ValueError for ragged
     nested sequences and OverflowError for ints that do not fit the dtype.
     """
-    parse_device(device)
+    cdef str dev = parse_device(device)
     cdef int num = parse_dtype_num(dtype, -1)
     cdef Array a
+    if device is not None:
+        a = as_array(obj, num)
+        if a.storage.device != dev:       # a move is a copy
+            if copy is False:
+                raise ValueError("Unable to avoid copy while creating an array as requested.")
+            return a.to(dev)
+        device = None
     if copy is False:
         if isinstance(obj, Array) or (PyObject_CheckBuffer(obj) and not isinstance(obj, (bytes, str))) \
                 or hasattr(obj, "__dlpack__"):

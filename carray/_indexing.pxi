@@ -56,6 +56,8 @@ cdef Array _index_array(object k):
         arr = as_array(k, -1)
     except OverflowError:
         raise _index_overflow(k) from None
+    if on_gpu(arr):          # offsets are worked out on the host (this read waits)
+        arr = arr.to("cpu")
     if arr.dtype_num == BOOL:
         return arr
     if arr.dtype_num == INT32 or arr.dtype_num == INT64:
@@ -289,8 +291,13 @@ cdef object _advanced(Array a, tuple key, object value, int mode):
             raise ValueError(f"shape mismatch: value array of shape {result.shape} could not be "
                              f"broadcast to indexing result of shape {rshape}") from None
         result = _copy_as(result, a.dtype_num, "C")
+        if on_gpu(a) and not on_gpu(result):
+            result = result.to("gpu")
     else:
         result = _new_from_tuple(rshape, a.dtype_num)
+        if on_gpu(a):
+            result = result.to("gpu") if result.size_c() == 0 else \
+                new_device_array(result.ndim, result.shape_, a.dtype_num)
     _move_blocks(view, result, offsets, before + after, len(before), len(bshape), mode)
     return None if mode != MODE_GET else result
 
@@ -386,6 +393,18 @@ cdef void _move_blocks(Array view, Array result, Array offsets, list rest, int n
         shape[d] = view.shape_[<int>rest[d]]
         vst[d] = view.strides_[<int>rest[d]] * isz
         rst[d] = result.strides_[rd] * isz
+    if on_gpu(view):
+        vs = []
+        for d in range(result.ndim):
+            if d < nbefore:
+                vs.append(view.strides_[<int>rest[d]])
+            elif d < nbefore + nb:
+                vs.append(0)
+            else:
+                vs.append(view.strides_[<int>rest[d - nb]])
+        gpu_backend().move_blocks(view, result, offsets, result.shape or (1,), vs or [0],
+                                  nbefore, nb, assign)
+        return
     # B dims are consecutive in the C-contiguous result: block b starts b * bstep elements in
     bstep = 1
     for d in range(nbefore + nb, result.ndim):
@@ -492,6 +511,12 @@ def add_at(Array a, indices, values):
     if not a.writeable:
         raise ValueError("assignment destination is read-only")
     key = indices if PyTuple_Check(indices) else (indices,)
+    if on_gpu(a):  # accumulated on the host (repeated indices need a serial pass)
+        host = a.to("cpu")
+        add_at(host, tuple(k.to("cpu") if isinstance(k, Array) else k for k in key),
+               values.to("cpu") if isinstance(values, Array) else values)
+        a[...] = host.to("gpu")
+        return None
     for j in range(PyTuple_GET_SIZE(key)):
         if _kind(<object>PyTuple_GET_ITEM(key, j)) == K_ADV:
             _advanced(a, key, values, MODE_ADD)

@@ -15,6 +15,7 @@ Sections: view helpers; casting and layout; concatenate and the stacks; splits; 
 """
 
 from carray._array cimport (Array, as_array, copy_into, make_view, may_overlap, new_array,
+                            new_array_on, on_gpu,
                             normalize_axis, parse_dtype_num)
 from carray._dtype cimport BOOL, INT32, INT64, FLOAT32, FLOAT64, dtype_of, promote_nums
 from carray._strided cimport MAXDIMS
@@ -157,9 +158,11 @@ cdef void _stride_perm(list arrs, int ndim, int* perm):
             perm[ipos] = j0
 
 
-cdef Array _new_ordered(int ndim, const Py_ssize_t* shape, int num, const int* perm):
-    """A new array of `shape` whose memory order follows perm (slowest axis first)."""
-    cdef Array out = new_array(ndim, shape, num)
+cdef Array _new_ordered(int ndim, const Py_ssize_t* shape, int num, const int* perm,
+                        Array like):
+    """A new array of `shape` on like's device whose memory order follows perm (slowest axis
+    first)."""
+    cdef Array out = new_array_on(ndim, shape, num, like)
     cdef Py_ssize_t stride = 1
     cdef int d
     for d in range(ndim - 1, -1, -1):
@@ -249,16 +252,26 @@ cdef Array _concat(list arrs, object axis, object out, object dtype, object cast
         num = parse_dtype_num(dtype, -1)
     _check_casts(arrs, num, cast)
 
+    first = <Array>arrs[0]
+    for i in range(n):
+        if on_gpu(<Array>arrs[i]) != on_gpu(first):
+            raise ValueError(f"concatenate: expected all arrays on one device, got arrays on "
+                             f"{first.device!r} and {(<Array>arrs[i]).device!r}; move one "
+                             f"with .to()")
     if out is not None:
+        if on_gpu(o) != on_gpu(first):
+            raise ValueError(f"concatenate: out is on {o.device!r} but the arrays are on "
+                             f"{first.device!r}")
         # an input that shares memory with out would be overwritten before it is read
         for i in range(n):
-            if may_overlap(<Array>arrs[i], o):
+            if may_overlap(<Array>arrs[i], o) or on_gpu(o) and \
+                    (<Array>arrs[i]).storage is o.storage:
                 arrs[i] = arrs[i].copy()
     elif axis is None:
-        o = new_array(1, shape, num)
+        o = new_array_on(1, shape, num, first)
     else:
         _stride_perm(arrs, ndim, perm)
-        o = _new_ordered(ndim, shape, num, perm)
+        o = _new_ordered(ndim, shape, num, perm, first)
 
     pos = 0
     if axis is None:
@@ -726,7 +739,7 @@ cdef Array _pad_simple(Array a, list widths):
     cdef Array padded, inner
     for d in range(nd):
         shape[d] = widths[d][0] + a.shape_[d] + widths[d][1]
-    padded = new_array(nd, shape, a.dtype_num)
+    padded = new_array_on(nd, shape, a.dtype_num, a)
     if a.f_contiguous() and not a.c_contiguous():
         for d in range(nd):
             padded.strides_[d] = stride

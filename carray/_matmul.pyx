@@ -35,7 +35,8 @@ from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
-from carray._array cimport Array, new_array, as_array, copy_into
+from carray._array cimport (Array, as_array, check_same_device, copy_into, gpu_backend, new_array,
+                            new_array_on, on_gpu)
 from carray._dtype cimport BOOL, INT32, INT64, FLOAT32, FLOAT64, itemsize_of, promote_nums
 from carray._dtype cimport dtype_of
 from carray._storage cimport host_alloc, host_free
@@ -645,8 +646,14 @@ def matmul(x1, x2, /, out=None):
         if (<Array>x).ndim == 0:
             raise ValueError(f"matmul: Input operand {i} does not have enough dimensions (has 0, "
                              f"gufunc core with signature {_SIG} requires 1)")
-        if (<Array>x).data == NULL:
-            raise ValueError("matmul: operands must be on the CPU in this build")
+    cdef bint gpu = on_gpu(a) or on_gpu(b)
+    if gpu or out is not None and isinstance(out, Array) and on_gpu(<Array>out):
+        check_same_device("matmul", a, b)
+        if not (on_gpu(a) and on_gpu(b)):
+            raise ValueError(f"matmul: expected both operands on one device, got "
+                             f"{a.device!r} and {b.device!r}; move one with .to()")
+        if out is not None:
+            check_same_device("matmul", a, <Array>out)
     a1 = a.ndim == 1
     b1 = b.ndim == 1
     M = 1 if a1 else a.shape_[a.ndim - 2]
@@ -721,14 +728,20 @@ def matmul(x1, x2, /, out=None):
 
     # compute into c: out itself when it has the result dtype and does not share memory with
     # an operand, else a new array (copied to out at the end)
-    if o is not None and o.dtype_num == res and not _overlap(o, a) and not _overlap(o, b):
+    if o is not None and o.dtype_num == res and not _overlap(o, a) and not _overlap(o, b) \
+            and not (gpu and (o.storage is a.storage or o.storage is b.storage)):
         c = o
     else:
-        c = new_array(k, cshape, res)
+        c = new_array_on(k, cshape, res, a)
     if a.dtype_num != res:
         a = as_array(a, res)
     if b.dtype_num != res:
         b = as_array(b, res)
+    if gpu:
+        gpu_backend().matmul(a, b, c, a1, b1, tuple(bshape[d] for d in range(nd)))
+        if o is not None and c is not o:
+            copy_into(o, c)
+        return o if o is not None else c
 
     # core steps (in elements) of each operand, and batch steps aligned with bshape
     rsa = 0 if a1 else a.strides_[a.ndim - 2]

@@ -14,8 +14,8 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t, INT32_MIN, INT32_
 from libc.stdint cimport INT64_MIN, INT64_MAX, UINT64_MAX
 from libc.string cimport memcpy
 
-from carray._array cimport (Array, as_array, broadcast_view, copy_into, new_array, parse_device,
-                            parse_dtype_num, parse_shape)
+from carray._array cimport (Array, as_array, broadcast_view, copy_into, new_array, on_gpu,
+                            parse_device, parse_dtype_num, parse_shape)
 from carray._dtype cimport (BOOL, FLOAT32, FLOAT64, INT32, INT64, bool_t, default_float_num,
                             dtype_of)
 from carray._strided cimport MAXDIMS, max_threads
@@ -550,8 +550,18 @@ cdef Array _param_array(Array a, int num, int ndim, Py_ssize_t* shape, str name)
     return out
 
 
+cdef object _on_device(object x, str device):
+    """A draw made on the host moved to `device` (the numbers do not depend on the device)."""
+    if device == "gpu" and isinstance(x, Array):
+        return (<Array>x).to("gpu")
+    return x
+
+
 cdef object _as_param(object x, int num):
-    """None when x is a scalar (a Python number or a 0-d array), else x as an Array of `num`."""
+    """None when x is a scalar (a Python number or a 0-d array), else x as a host Array of
+    `num` (device parameters are read to the host, where the draw is made)."""
+    if isinstance(x, Array) and on_gpu(<Array>x):
+        x = (<Array>x).to("cpu")
     if isinstance(x, Array):
         return None if (<Array>x).ndim == 0 else as_array(x, num)
     if isinstance(x, (list, tuple)) or (hasattr(x, "shape") and len(x.shape) > 0):
@@ -679,13 +689,11 @@ cdef class Generator:
 
         Raises ValueError when scale < 0."""
         cdef int num = _float_dtype(dtype, "normal")
-        parse_device(device)
-        return self._floats(loc, scale, size, num, 1)
+        return _on_device(self._floats(loc, scale, size, num, 1), parse_device(device))
 
     cdef object _uniform(self, low, high, size, dtype, device, str what):
         cdef int num = _float_dtype(dtype, what)
-        parse_device(device)
-        return self._floats(low, high, size, num, 0)
+        return _on_device(self._floats(low, high, size, num, 0), parse_device(device))
 
     cdef object _floats(self, a, b, size, int num, int normal):
         """uniform (normal == 0) or normal draws of dtype num with parameters a, b."""
@@ -773,7 +781,7 @@ cdef class Generator:
         cdef int32_t r32
         cdef bool_t rb
         cdef kernel_t kernel
-        parse_device(device)
+        cdef str dev = parse_device(device)
         if high is None:
             low, high = 0, low
         dmin, dmax, dname = _int_bounds(num)
@@ -830,7 +838,7 @@ cdef class Generator:
         d.out = out.data
         with nogil:
             _run(kernel, &d, 2)
-        return out
+        return _on_device(out, dev)
 
     # -- permutations --------------------------------------------------------------------------
 
@@ -855,6 +863,8 @@ cdef class Generator:
             src = as_array(x, -1)
             if src.ndim == 0:
                 raise AxisError("axis 0 is out of bounds for array of dimension 0")
+            if on_gpu(src):         # the same shuffle as on the host, moved back
+                return self.permutation(src.to("cpu")).to("gpu")
             n = src.shape_[0]
         shape[0] = n
         perm = new_array(1, shape, INT64)

@@ -16,8 +16,10 @@ cdef object _read_at(char* p, int num):
 
 cdef object _read_scalar(Array a, Py_ssize_t elem_offset):
     """The element `elem_offset` elements from a[0, ..., 0] as a Python scalar."""
-    if a.data == NULL:
-        raise ValueError("reading a device array element needs a copy to the host: use .to('cpu')")
+    cdef Array host
+    if on_gpu(a):            # one element to the host (waits for the queue)
+        host = make_view(a, 0, NULL, NULL, a.offset + elem_offset).to("cpu")
+        return _read_at(host.data, a.dtype_num)
     return _read_at(a.data + elem_offset * a.itemsize, a.dtype_num)
 
 
@@ -43,8 +45,8 @@ cdef object _tolist_rec(Array a, char* p, int d):
 
 
 cdef object _tolist(Array a):
-    if a.data == NULL:
-        raise ValueError("tolist of a device array needs a copy to the host: use .to('cpu')")
+    if on_gpu(a):
+        a = a.to("cpu")
     return _tolist_rec(a, a.data, 0)
 
 

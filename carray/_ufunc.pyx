@@ -18,8 +18,9 @@ from libc.math cimport INFINITY, NAN
 from libc.stdint cimport int32_t, int64_t, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from libc.string cimport memset
 
-from carray._array cimport (Array, as_array, copy_into, install_op_hooks, make_view,
-                            may_overlap, new_array, normalize_axis, parse_dtype_num)
+from carray._array cimport (Array, as_array, check_same_device, copy_into, gpu_backend,
+                            install_op_hooks, make_view, may_overlap, new_array, new_array_on,
+                            normalize_axis, on_gpu, parse_dtype_num)
 from carray._dtype cimport (BOOL, FLOAT32, FLOAT64, INT32, INT64, bool_t, dtype_of, itemsize_of,
                             promote_nums)
 from carray._kernel_table cimport *
@@ -152,7 +153,7 @@ cdef inline bint _can_cast_same_kind(int src, int dst) noexcept:
 
 
 cdef Array _output(object out, int nd, Py_ssize_t* shape, int num, str name,
-                   bint same_kind=True):
+                   bint same_kind=True, Array dev=None):
     """The array to write results of type num into: a new one, or `out` when it fits exactly.
 
     Raises TypeError when out is not an Array, ValueError when its shape differs from the
@@ -161,7 +162,7 @@ cdef Array _output(object out, int nd, Py_ssize_t* shape, int num, str name,
     cdef Array o
     cdef int d
     if out is None:
-        return new_array(nd, shape, num)
+        return new_array_on(nd, shape, num, dev)
     if isinstance(out, tuple) and len(out) == 1:
         out = out[0]
     if not isinstance(out, Array):
@@ -172,6 +173,10 @@ cdef Array _output(object out, int nd, Py_ssize_t* shape, int num, str name,
                          f"the broadcast shape {tuple(shape[d] for d in range(nd))}")
     if not o.writeable:
         raise ValueError("output array is read-only")
+    if on_gpu(o) != (dev is not None):
+        raise ValueError(f"{name}: out is on device {o.device!r} but the operands are on "
+                         f"{'gpu' if dev is not None else 'cpu'!r}; nothing moves between "
+                         f"devices implicitly")
     if same_kind and not _can_cast_same_kind(num, o.dtype_num):
         raise TypeError(f"Cannot cast ufunc '{name}' output from dtype('{dtype_of(num).name}') "
                         f"to dtype('{o.dtype.name}') with casting rule 'same_kind'")
@@ -256,6 +261,10 @@ cdef object binary(int code, object x, object y, object out):
         # NumPy 2 compares an int array with any Python int by value: widen to int64, or to
         # float64 beyond int64's range
         ct = INT64 if (wx != 1 or _fits(x, INT64)) and (wy != 1 or _fits(y, INT64)) else FLOAT64
+    cdef Array dev = None         # a device operand: the op runs on its device
+    if wx < 0 and on_gpu(<Array>x) or wy < 0 and on_gpu(<Array>y) or \
+            type(out) is Array and on_gpu(<Array>out):
+        dev = _device_operand(name, x, y, out)
     a = _operand(x, wx, ct)
     b = _operand(y, wy, ct)
     if not compare and code == B_POW and _kind_rank(ct) == 1 and a.size_c() > 0 and \
@@ -265,17 +274,36 @@ cdef object binary(int code, object x, object y, object out):
     cdef int nd = _broadcast(a, b, out if type(out) is Array else None, shape) \
         if a.ndim or b.ndim or type(out) is Array else 0
     res_num = BOOL if compare else ct
-    o = _output(out, nd, shape, res_num, name)
+    o = _output(out, nd, shape, res_num, name, True, dev)
     if o.dtype_num != res_num:
-        o = new_array(nd, shape, res_num)
+        o = new_array_on(nd, shape, res_num, dev)
     elif out is not None:
         if _overlaps(o, a):
             a = a.copy()
         if _overlaps(o, b):
             b = b.copy()
+    if dev is not None:
+        gpu_backend().elementwise(2 if compare else 1, code - COMPARE_BASE if compare else code,
+                                  ct, o, [a, b])
+        return _finish(o, out)
     _run(o, a, b, None, nd, shape,
          K.compare[code - COMPARE_BASE][ct] if compare else K.binary[code][ct], 0)
     return _finish(o, out)
+
+
+cdef Array _device_operand(str name, object x, object y, object z):
+    """The device Array among x, y, z (Arrays or Python scalars) after checking that no host
+    array other than a 0-d one (a scalar) takes part; ValueError naming both devices."""
+    cdef Array dev = None, host = None
+    for v in (x, y, z):
+        if type(v) is Array:
+            if on_gpu(<Array>v):
+                dev = <Array>v
+            elif (<Array>v).ndim > 0 or v is z:
+                host = <Array>v
+    if host is not None:
+        check_same_device(name, dev, host)
+    return dev
 
 
 cdef inline bint _fits(object value, int num):
@@ -286,6 +314,8 @@ cdef inline bint _fits(object value, int num):
 
 
 cdef bint _any_negative(Array b) except -1:
+    if on_gpu(b):
+        return bool(binary(COMPARE_BASE + C_LT, b, 0, None).any())
     cdef Array c = b.astype(dtype_of(INT64))
     cdef Py_ssize_t i, n = c.size_c()
     cdef int64_t* p = <int64_t*>c.data
@@ -326,6 +356,9 @@ cdef object unary(int code, object x, object out):
                             "bool")
         elif ct == BOOL and (code == U_SQUARE or code == U_RECIP):
             ct = INT64
+    cdef Array dev = None
+    if on_gpu(a) or type(out) is Array and on_gpu(<Array>out):
+        dev = _device_operand(name, a, None, out)
     a = _operand(a, -1, ct)
     res_num = BOOL if predicate else ct
     cdef Py_ssize_t shape[MAXDIMS]
@@ -333,11 +366,15 @@ cdef object unary(int code, object x, object out):
     if type(out) is not Array:
         for d in range(nd):
             shape[d] = a.shape_[d]
-    o = _output(out, nd, shape, res_num, name)
+    o = _output(out, nd, shape, res_num, name, True, dev)
     if o.dtype_num != res_num:
-        o = new_array(nd, shape, res_num)
+        o = new_array_on(nd, shape, res_num, dev)
     elif out is not None and _overlaps(o, a):
         a = a.copy()
+    if dev is not None:
+        gpu_backend().elementwise(3 if predicate else 0,
+                                  code - PREDICATE_BASE if predicate else code, ct, o, [a])
+        return _finish(o, out)
     _run(o, a, None, None, nd, shape,
          K.predicate[code - PREDICATE_BASE][ct] if predicate else K.unary[code][ct], 0,
          PARALLEL_MIN_HEAVY if not predicate and code in _HEAVY_UNARY else PARALLEL_MIN)
@@ -365,10 +402,18 @@ def where(condition, x, y):
         ct = _with_weak((<Array>y).dtype_num, wx)
     else:
         ct = (BOOL, INT64, FLOAT32)[wx if wx > wy else wy]
+    cdef Array dev = None
+    if on_gpu(c) or wx < 0 and on_gpu(<Array>x) or wy < 0 and on_gpu(<Array>y):
+        dev = _device_operand("where", c if on_gpu(c) or c.ndim else None, x, y)
+        if not on_gpu(c) and c.ndim > 0:
+            check_same_device("where", dev, c)
     cdef Array a = _operand(x, wx, ct)
     cdef Array b = _operand(y, wy, ct)
     cdef int nd = _broadcast(c, a, b, shape)
-    cdef Array o = new_array(nd, shape, ct)
+    cdef Array o = new_array_on(nd, shape, ct, dev)
+    if dev is not None:
+        gpu_backend().elementwise(4, 0, ct, o, [c, a, b])
+        return o
     _run(o, c, a, b, nd, shape, K.where[ct], 0)
     return o
 
@@ -423,6 +468,8 @@ cdef Array _reduce_into(Array a, int op, bint* reduced):
     cdef Py_ssize_t oshape[MAXDIMS]
     cdef Py_ssize_t ostr[MAXDIMS]
     cdef int d, nd = a.ndim
+    if on_gpu(a):
+        return gpu_backend().reduce(a, op, [bool(reduced[d]) for d in range(nd)])
     for d in range(nd):
         oshape[d] = 1 if reduced[d] else a.shape_[d]
     cdef Array o = new_array(nd, oshape, a.dtype_num)
@@ -565,7 +612,7 @@ cdef object _reduce(int op, object x, object axis, object dtype, object out, bin
     result = _shape_result(r, a, reduced, keepdims)
     if out is not None:
         o = _output(out, (<Array>result).ndim, (<Array>result).shape_, ct, _REDUCE_NAMES[op],
-                    False)
+                    False, a if on_gpu(a) else None)
         copy_into(o, result)
         return out
     return result
@@ -827,7 +874,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False):
 
 cdef object _finish_into(object result, object out, str name):
     cdef Array r = <Array>result
-    o = _output(out, r.ndim, r.shape_, r.dtype_num, name)
+    o = _output(out, r.ndim, r.shape_, r.dtype_num, name, True, r if on_gpu(r) else None)
     copy_into(o, r)
     return out
 
@@ -910,10 +957,16 @@ cdef object _arg(object a, object axis, object out, bint keepdims, bint want_max
     cdef Py_ssize_t n = rows.shape_[rows.ndim - 1] if rows.ndim else 1
     if n == 0:
         raise ValueError(f"attempt to get {name} of an empty sequence")
+    cdef Array res
+    if on_gpu(rows):
+        if rows.ndim == 0:
+            rows = rows.reshape(1)
+        res = gpu_backend().arg(rows, want_max)
+        return _arg_finish(res, x, axis, ax, out, keepdims, name)
     if not rows.c_contiguous():
         rows = rows.copy()
     cdef Py_ssize_t nrows = rows.size_c() // n
-    cdef Array res = new_array(rows.ndim - 1 if rows.ndim else 0, rows.shape_, INT64)
+    res = new_array(rows.ndim - 1 if rows.ndim else 0, rows.shape_, INT64)
     cdef int num = rows.dtype_num
     with nogil:
         if num == FLOAT32:
@@ -926,6 +979,12 @@ cdef object _arg(object a, object axis, object out, bint keepdims, bint want_max
             _arg_rows(<int32_t*>rows.data, nrows, n, <int64_t*>res.data, want_max)
         else:
             _arg_rows(<bool_t*>rows.data, nrows, n, <int64_t*>res.data, want_max)
+    return _arg_finish(res, x, axis, ax, out, keepdims, name)
+
+
+cdef object _arg_finish(Array res, Array x, object axis, int ax, object out, bint keepdims,
+                        str name):
+    cdef int d
     if keepdims:
         if axis is None:
             res = res.reshape((1,) * x.ndim)

@@ -75,9 +75,6 @@ def _array(x, name, op, dtype=None):
     if not isinstance(x, Array):
         raise TypeError(f"{op}(): argument '{name}' must be a carray.Array, "
                         f"not {type(x).__name__}")
-    if x.device != "cpu":
-        raise RuntimeError(f"{op}(): {name} is on device {x.device!r}; carray.nn runs on the "
-                           f"CPU only in this build (use {name}.to('cpu'))")
     dt = x.dtype.name
     if dtype is None and dt not in _FLOATS:
         raise RuntimeError(f"{op}(): {name} must be float32 or float64, got {dt}")
@@ -85,6 +82,19 @@ def _array(x, name, op, dtype=None):
         raise RuntimeError(f"{op}(): {name} has dtype {dt} but the other arguments have {dtype}; "
                            f"they must be the same (use .astype)")
     return x if x.is_contiguous() else ascontiguousarray(x)
+
+
+def _kernels(op, *arrays):
+    """The kernels for these arrays' device: carray._nn on the CPU, carray._opencl.nn on the
+    OpenCL device. RuntimeError naming both devices when the arrays are on different ones."""
+    devices = {a.device for a in arrays if a is not None}
+    if len(devices) > 1:
+        raise RuntimeError(f"{op}(): expected all arrays on one device, got {sorted(devices)}; "
+                           f"move them with .to()")
+    if devices == {"gpu"}:
+        from carray._opencl import nn as gpu_nn
+        return gpu_nn
+    return _nn
 
 
 def _size(shape):
@@ -239,7 +249,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
                                f"to be 1-dimensional with {g.weight_shape[0]} elements, but got "
                                f"bias of size {_size(b.shape)} instead")
     x4 = g.pad_input(_batched(x)[0])
-    out = _nn.conv2d_forward(x4, w, b, g.output_shape, *g.kernel_args())
+    out = _kernels("conv2d", x4, w, b).conv2d_forward(x4, w, b, g.output_shape,
+                                                      *g.kernel_args())
     return _unbatch(out, g.unbatched)
 
 
@@ -260,7 +271,7 @@ def conv2d_grad_input(grad_output, weight, input_shape, stride=1, padding=0, dil
     shape = _shape_arg(input_shape, "input_shape", op)
     g = _ConvArgs(op, shape, w.shape, stride, padding, dilation, groups)
     go4 = _check_grad_output(op, go, g.output_shape, g.unbatched, shape, w.shape)
-    gin = _nn.conv2d_grad_input(go4, w, g.padded_shape, *g.kernel_args())
+    gin = _kernels(op, go4, w).conv2d_grad_input(go4, w, g.padded_shape, *g.kernel_args())
     return _unbatch(g.unpad(gin), g.unbatched)
 
 
@@ -284,7 +295,7 @@ def conv2d_grad_weight(input, grad_output, weight_shape, stride=1, padding=0, di
     g = _ConvArgs(op, x.shape, wshape, stride, padding, dilation, groups)
     go4 = _check_grad_output(op, go, g.output_shape, g.unbatched, x.shape, wshape)
     x4 = g.pad_input(_batched(x)[0])
-    return _nn.conv2d_grad_weight(x4, go4, wshape, *g.kernel_args())
+    return _kernels(op, x4, go4).conv2d_grad_weight(x4, go4, wshape, *g.kernel_args())
 
 
 def conv2d_grad_bias(grad_output):
@@ -294,7 +305,7 @@ def conv2d_grad_bias(grad_output):
     if go.ndim not in (3, 4):
         raise RuntimeError(f"conv2d_grad_bias(): expected a 3-d or 4-d grad_output, got size "
                            f"{_size(go.shape)}")
-    return _nn.conv2d_grad_bias(_batched(go)[0])
+    return _kernels("conv2d_grad_bias", go).conv2d_grad_bias(_batched(go)[0])
 
 
 def _as_tuple(shape, name, op):
@@ -391,8 +402,8 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     x = _array(input, "input", op)
     kernel, stride, padding, dilation, out_shape, unbatched = _pool_geometry(
         op, x.shape, kernel_size, stride, padding, dilation, ceil_mode, avg=False)
-    out, idx = _nn.max_pool2d_forward(_batched(x)[0], out_shape, kernel, stride, padding,
-                                      dilation, bool(return_indices))
+    out, idx = _kernels(op, x).max_pool2d_forward(_batched(x)[0], out_shape, kernel, stride,
+                                                  padding, dilation, bool(return_indices))
     if return_indices:
         return _unbatch(out, unbatched), _unbatch(idx, unbatched)
     return _unbatch(out, unbatched)
@@ -422,7 +433,7 @@ def max_pool2d_grad(grad_output, indices, input_shape):
                            f"input size {_size(shape)} (their leading N, C must agree)")
     unbatched = len(shape) == 3
     shape4 = (1,) + shape if unbatched else shape
-    gin = _nn.max_pool2d_backward(_batched(go)[0], _batched(idx)[0], shape4)
+    gin = _kernels(op, go, idx).max_pool2d_backward(_batched(go)[0], _batched(idx)[0], shape4)
     return _unbatch(gin, unbatched)
 
 
@@ -452,8 +463,9 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     x = _array(input, "input", op)
     kernel, stride, padding, _, out_shape, unbatched = _pool_geometry(
         op, x.shape, kernel_size, stride, padding, 1, ceil_mode, avg=True)
-    out = _nn.avg_pool2d_forward(_batched(x)[0], out_shape, kernel, stride, padding,
-                                 bool(count_include_pad), _avg_divisor(op, divisor_override))
+    out = _kernels(op, x).avg_pool2d_forward(_batched(x)[0], out_shape, kernel, stride,
+                                             padding, bool(count_include_pad),
+                                             _avg_divisor(op, divisor_override))
     return _unbatch(out, unbatched)
 
 
@@ -473,6 +485,7 @@ def avg_pool2d_grad(grad_output, input_shape, kernel_size, stride=None, padding=
         op, shape, kernel_size, stride, padding, 1, ceil_mode, avg=True)
     go4 = _check_grad_output(op, go, out_shape, unbatched, shape, None)
     shape4 = (1,) + shape if unbatched else shape
-    gin = _nn.avg_pool2d_backward(go4, shape4, kernel, stride, padding, bool(count_include_pad),
-                                  _avg_divisor(op, divisor_override))
+    gin = _kernels(op, go4).avg_pool2d_backward(go4, shape4, kernel, stride, padding,
+                                                bool(count_include_pad),
+                                                _avg_divisor(op, divisor_override))
     return _unbatch(gin, unbatched)

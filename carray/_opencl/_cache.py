@@ -1,0 +1,59 @@
+"""Kernel templates (.cl files next to this module) rendered, built once per key and cached.
+
+A key names what a kernel is specialised on (op, dtypes, rank, layout); the built Kernel object is
+kept per key for the life of the runtime's context, and pyopencl keeps the compiled binaries on
+disk between runs. CARRAY_DEBUG=1 logs every build, CARRAY_DEBUG=2 also prints its source.
+"""
+
+import os
+import string
+import sys
+
+from carray._opencl._runtime import runtime
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_templates = {}
+_kernels = {}
+
+CL_TYPES = ("uchar", "int", "long", "float", "double")    # by carray type number
+FLOAT64 = 4
+
+
+def template(name):
+    """The text of the template file `name` (read once)."""
+    t = _templates.get(name)
+    if t is None:
+        with open(os.path.join(_HERE, name)) as f:
+            t = f.read()
+        _templates[name] = t
+    return t
+
+
+def render(name, **values):
+    """Template `name` with $placeholders replaced by `values`."""
+    return string.Template(template(name)).substitute(values)
+
+
+def kernel(key, names, make_source, idx="int", fp64=False):
+    """The Kernel(s) `names` (a str or tuple) of the program that make_source() builds, cached
+    under `key`. TypeError when the program needs float64 and the device has no cl_khr_fp64."""
+    k = _kernels.get(key)
+    if k is not None:
+        return k
+    rt = runtime()
+    if fp64 and not rt.fp64:
+        raise TypeError(f"float64 is not supported on OpenCL device {rt.name!r} (it has no "
+                        f"cl_khr_fp64); use float32 or device='cpu'")
+    defines = f"#define IDX {idx}\n" + ("#define CARRAY_FP64 1\n" if fp64 else "")
+    source = defines + template("common.cl") + "\n" + make_source()
+    if rt.debug >= 1:
+        print(f"carray.opencl: building {key}", file=sys.stderr)
+    if rt.debug >= 2:
+        print(source, file=sys.stderr)
+    program = rt.cl.Program(rt.context, source).build()
+    if isinstance(names, str):
+        k = getattr(program, names)
+    else:
+        k = tuple(getattr(program, n) for n in names)
+    _kernels[key] = k
+    return k

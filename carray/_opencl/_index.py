@@ -1,0 +1,33 @@
+"""Advanced indexing on the device: the host works out each index combination's element offset
+(carray/_indexing.pxi, from index arrays read to the host), these kernels move the blocks."""
+
+from carray._opencl import _cache, _layout
+from carray._opencl._elementwise import launch
+
+
+def move_blocks(view, result, offsets, vshape, vstrides, nbefore, nb, assign):
+    """result[..., b, ...] = view block at offsets[b] (or the reverse when assign).
+
+    result: C-contiguous device Array with dims (before, B..., after); offsets: host int64 Array
+    of the B combinations; vshape/vstrides: the view's extents and strides for the result's
+    dims, with the B dims flattened to one of stride 0."""
+    n = result.size
+    if n == 0:
+        return
+    offs = offsets.reshape(-1).to("gpu")
+    total = offs.size
+    bstep = 1
+    for s in result.shape[nbefore + nb:]:
+        bstep *= s
+    vbuf, voff, t = view._cl()[:3]
+    rank = len(vshape)
+    idx = "long"  # offsets from the host are 64-bit; one kernel per dtype and rank
+    key = ("index", t, rank)
+    kernels = _cache.kernel(key, ("gather", "scatter"),
+                            lambda: _cache.render("index.cl", t=_cache.CL_TYPES[t], rank=rank),
+                            idx, t == _cache.FLOAT64)
+    layout = _layout.pack(idx, list(vshape) + list(vstrides) + [voff])
+    P = _layout.pack
+    launch(kernels[1 if assign else 0], n,
+           [result._cl()[0], vbuf, offs._cl()[0], layout, P(idx, [n]), P(idx, [bstep]),
+            P(idx, [total])])

@@ -1,0 +1,60 @@
+"""Operand layouts for kernels: broadcast, coalesced and packed into the structs kernels take.
+
+Strides are in elements. An operand is a device Array (its buffer, offset and strides) or a host
+0-d Array (a scalar passed by value). Dims of size 1 are dropped and neighbouring dims merged when
+every operand steps through them as one, so most work runs at rank 1; when every operand then
+has stride 1 the kernel takes the flat fast path.
+"""
+
+import struct
+
+INT_LIMIT = 2**31 - 1
+SCALAR_FORMATS = ("B", "i", "q", "f", "d")     # by carray type number
+
+
+def broadcast_strides(shape, a_shape, a_strides):
+    """a's element strides seen at `shape` (0 along new and size-1 dims)."""
+    k = len(shape) - len(a_shape)
+    return (0,) * k + tuple(0 if n == 1 else s for n, s in zip(a_shape, a_strides))
+
+
+def coalesce(shape, strides):
+    """(shape, strides) with size-1 dims dropped and mergeable neighbours merged; strides is a
+    list of per-operand stride tuples. Rank at least 1."""
+    dims = [d for d in range(len(shape)) if shape[d] != 1]
+    if not dims:
+        return [1], [[0] for _ in strides]
+    out_shape = [shape[dims[0]]]
+    out_st = [[st[dims[0]]] for st in strides]
+    for d in dims[1:]:
+        n = shape[d]
+        if all(ost[-1] == st[d] * n for ost, st in zip(out_st, strides)):
+            out_shape[-1] *= n
+            for ost, st in zip(out_st, strides):
+                ost[-1] = st[d]
+        else:
+            out_shape.append(n)
+            for ost, st in zip(out_st, strides):
+                ost.append(st[d])
+    return out_shape, out_st
+
+
+def index_type(n, shape, strides, offsets):
+    """'int' when every index the kernel computes fits 32 bits, else 'long'."""
+    if n > INT_LIMIT:
+        return "long"
+    for st, off in zip(strides, offsets):
+        extent = off + sum(abs(s) * (m - 1) for s, m in zip(st, shape))
+        if extent > INT_LIMIT:
+            return "long"
+    return "int"
+
+
+def pack(idx, values):
+    """values as the bytes of an array of IDX (kernel struct arguments by value)."""
+    return struct.pack(("i" if idx == "int" else "q") * len(values), *values)
+
+
+def pack_scalar(num, value):
+    """A Python scalar as the bytes of one kernel argument of carray type `num`."""
+    return struct.pack(SCALAR_FORMATS[num], value)

@@ -1,0 +1,152 @@
+"""carray.nn's kernels on the device, with the signatures of carray/_nn.pyx (carray/nn.py
+validates the arguments and calls one or the other): convolution as im2col + GEMM (its input
+gradient as GEMM + col2im), pooling and pooling gradients as direct kernels (nn.cl)."""
+
+import struct
+
+from carray._opencl import _cache
+from carray._opencl._elementwise import launch
+
+NAMES = ("im2col", "col2im", "max_pool", "max_grad", "avg_pool", "avg_grad")
+
+
+def _kernels(t):
+    return _cache.kernel(("nn", t), NAMES, lambda: _cache.render("nn.cl", t=_cache.CL_TYPES[t]),
+                         "long", t == _cache.FLOAT64)
+
+
+def _geom(N, C, H, W, Ho, Wo, kernel, stride, padding, dilation):
+    return struct.pack("14q", N, C, H, W, Ho, Wo, kernel[0], kernel[1], stride[0], stride[1],
+                       padding[0], padding[1], dilation[0], dilation[1])
+
+
+def _q(v):
+    return struct.pack("q", v)
+
+
+def _i(v):
+    return struct.pack("i", v)
+
+
+def _whole(a):
+    """a contiguous from element 0 of its own buffer (kernels that take no offset)."""
+    return a if a._cl()[1] == 0 and a.flags.c_contiguous else a.copy()
+
+
+def _empty(shape, dtype):
+    import carray
+    return carray.empty(shape, dtype=dtype, device="gpu")
+
+
+def _im2col(x, kshape, out_hw, stride, padding, dilation):
+    N, C, H, W = x.shape
+    Ho, Wo = out_hw
+    col = _empty((C * kshape[0] * kshape[1], N * Ho * Wo), x.dtype)
+    if col.size:
+        g = _geom(N, C, H, W, Ho, Wo, kshape, stride, padding, dilation)
+        buf, off = x._cl()[:2]
+        launch(_kernels(x.dtype.num)[0], col.size, [col._cl()[0], buf, g, _q(off)])
+    return col
+
+
+def conv2d_forward(x, w, b, out_shape, stride, padding, dilation):
+    """out = conv2d(x, w, b) (4-d contiguous device arrays of one float dtype)."""
+    N, O, Ho, Wo = out_shape
+    if N * O * Ho * Wo == 0:
+        return _empty(out_shape, x.dtype)
+    col = _im2col(x, w.shape[2:], (Ho, Wo), stride, padding, dilation)
+    out2 = w.reshape(O, -1) @ col                           # (O, N * Ho * Wo)
+    out = out2.reshape(O, N, Ho, Wo).transpose(1, 0, 2, 3)
+    return out + b.reshape(1, O, 1, 1) if b is not None else out.copy()
+
+
+def _gout_rows(gout):
+    N, O, Ho, Wo = gout.shape
+    return gout.transpose(1, 0, 2, 3).reshape(O, N * Ho * Wo)
+
+
+def conv2d_grad_input(gout, w, input_shape, stride, padding, dilation):
+    """The gradient of conv2d with respect to its input of shape input_shape."""
+    N, C, H, W = input_shape
+    O, _, kh, kw = w.shape
+    gin = _empty(input_shape, gout.dtype)
+    if gin.size == 0:
+        return gin
+    if gout.size == 0:
+        gin.fill(0)
+        return gin
+    gcol = w.reshape(O, -1).T @ _gout_rows(gout)            # (C kh kw, N Ho Wo)
+    g = _geom(N, C, H, W, gout.shape[2], gout.shape[3], (kh, kw), stride, padding, dilation)
+    launch(_kernels(gout.dtype.num)[1], gin.size, [gin._cl()[0], gcol._cl()[0], g])
+    return gin
+
+
+def conv2d_grad_weight(x, gout, weight_shape, stride, padding, dilation):
+    """The gradient of conv2d with respect to its weight of shape weight_shape."""
+    O, C, kh, kw = weight_shape
+    if gout.size == 0 or x.size == 0:
+        import carray
+        return carray.zeros(weight_shape, dtype=x.dtype, device="gpu")
+    col = _im2col(x, (kh, kw), gout.shape[2:], stride, padding, dilation)
+    return (_gout_rows(gout) @ col.T).reshape(weight_shape)
+
+
+def conv2d_grad_bias(gout):
+    """grad_bias[o] = sum of gout[:, o]."""
+    return gout.sum(axis=(0, 2, 3))
+
+
+def max_pool2d_forward(x, out_shape, kernel, stride, padding, dilation, with_indices):
+    """(out, indices or None) of max pooling."""
+    N, C, H, W = x.shape
+    out = _empty(out_shape, x.dtype)
+    idx = _empty(out_shape, "int64") if with_indices else None
+    if out.size:
+        g = _geom(N, C, H, W, out_shape[2], out_shape[3], kernel, stride, padding, dilation)
+        buf, off = x._cl()[:2]
+        launch(_kernels(x.dtype.num)[2], out.size,
+               [out._cl()[0], idx._cl()[0] if with_indices else out._cl()[0], buf, g, _q(off),
+                _i(1 if with_indices else 0)])
+    return out, idx
+
+
+def max_pool2d_backward(gout, idx, input_shape):
+    """gin[n, c].flat[idx[n, c, i, j]] += gout[n, c, i, j]; IndexError for an index outside
+    its plane (checked on the device; reading the verdict waits for the queue)."""
+    N, C, H, W = input_shape
+    HW = H * W
+    if idx.size and bool(((idx < -1) | (idx >= HW)).any()):
+        bad = idx[(idx < -1) | (idx >= HW)][0].item()
+        raise IndexError(f"max_pool2d_grad: index {bad} is out of bounds for an input plane of "
+                         f"{H}x{W} = {HW} elements")
+    gin = _empty(input_shape, gout.dtype)
+    gout, idx = _whole(gout), _whole(idx)
+    if gin.size:
+        g = _geom(N, C, H, W, gout.shape[2], gout.shape[3], (1, 1), (1, 1), (0, 0), (1, 1))
+        launch(_kernels(gout.dtype.num)[3], N * C,
+               [gin._cl()[0], gout._cl()[0], idx._cl()[0], g], 64)
+    return gin
+
+
+def avg_pool2d_forward(x, out_shape, kernel, stride, padding, count_include_pad, divisor):
+    """Average pooling (divisor > 0 overrides the window size)."""
+    N, C, H, W = x.shape
+    out = _empty(out_shape, x.dtype)
+    if out.size:
+        g = _geom(N, C, H, W, out_shape[2], out_shape[3], kernel, stride, padding, (1, 1))
+        buf, off = x._cl()[:2]
+        launch(_kernels(x.dtype.num)[4], out.size,
+               [out._cl()[0], buf, g, _q(off), _i(int(count_include_pad)), _q(divisor)])
+    return out
+
+
+def avg_pool2d_backward(gout, input_shape, kernel, stride, padding, count_include_pad, divisor):
+    """The gradient of average pooling with respect to its input of shape input_shape."""
+    N, C, H, W = input_shape
+    gin = _empty(input_shape, gout.dtype)
+    gout = _whole(gout)
+    if gin.size:
+        g = _geom(N, C, H, W, gout.shape[2], gout.shape[3], kernel, stride, padding, (1, 1))
+        launch(_kernels(gout.dtype.num)[5], N * C,
+               [gin._cl()[0], gout._cl()[0], g, _i(int(count_include_pad)), _q(divisor)], 64)
+    return gin

@@ -1,0 +1,78 @@
+// Shared by every carray kernel: fp64 switch, index type, the one strided indexing helper and
+// the scalar helpers whose semantics match the CPU loops (carray/_kernels.pxi).
+// Defines set by the host: IDX (int or long), CARRAY_FP64 (when a kernel touches double).
+#ifdef CARRAY_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+// Element offsets of flat (C-order) index `i` over an n-d shape for NARR operands:
+//   p[k] = off[k] + sum_d coord_d(i) * st[k][d]
+// shape/st/off come from a layout struct the host packs (strides in elements, 0 = broadcast).
+#define STRIDED_OFFSETS(RANK_, NARR_, L_, i_, p_) {                                  \
+    IDX rem_ = (i_);                                                                  \
+    for (int k_ = 0; k_ < NARR_; ++k_) p_[k_] = (L_).off[k_];        \
+    for (int d_ = RANK_ - 1; d_ > 0; --d_) {                          \
+        IDX c_ = rem_ % (L_).shape[d_];                                               \
+        rem_ /= (L_).shape[d_];                                                       \
+        for (int k_ = 0; k_ < NARR_; ++k_) p_[k_] += c_ * (L_).st[k_][d_]; \
+    }                                                                                 \
+    for (int k_ = 0; k_ < NARR_; ++k_) p_[k_] += rem_ * (L_).st[k_][0]; \
+}
+
+#define NAN_MAX(a, b) (((a) >= (b) || (a) != (a)) ? (a) : (b))
+#define NAN_MIN(a, b) (((a) <= (b) || (a) != (a)) ? (a) : (b))
+
+inline long carray_ipow(long base, long e) {
+    long r = 1;
+    while (e > 0) {
+        if (e & 1) r *= base;
+        base *= base;
+        e >>= 1;
+    }
+    return r;
+}
+
+inline long carray_floordiv_i(long a, long b) {
+    if (b == 0) return 0;
+    if (b == -1) return (long)(0UL - (ulong)a);
+    long q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;
+    return q;
+}
+
+inline long carray_mod_i(long a, long b) {
+    if (b == 0 || b == -1) return 0;
+    long r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}
+
+#define CARRAY_FLOAT_HELPERS(T)                                                        \
+inline T carray_floordiv_##T(T a, T b) {                                              \
+    if (b == 0) return a / b;                                                          \
+    T mod = fmod(a, b);                                                                \
+    T div = (a - mod) / b;                                                             \
+    if (mod != 0 && ((b < 0) != (mod < 0))) div -= (T)1;                              \
+    if (div == 0) return copysign((T)0, a / b);                                        \
+    T fl = floor(div);                                                                 \
+    if (div - fl > (T)0.5) fl += (T)1;                                                 \
+    return fl;                                                                         \
+}                                                                                      \
+inline T carray_mod_##T(T a, T b) {                                                   \
+    T mod = fmod(a, b);                                                                \
+    if (b == 0) return mod;                                                            \
+    if (mod != 0) { if ((b < 0) != (mod < 0)) mod += b; }                              \
+    else mod = copysign((T)0, b);                                                      \
+    return mod;                                                                        \
+}                                                                                      \
+inline T carray_sigmoid_##T(T x) {                                                    \
+    T e = exp(x >= 0 ? -x : x);                                                        \
+    T s = (T)1 / ((T)1 + e);                                                           \
+    return x >= 0 ? s : e * s;                                                         \
+}                                                                                      \
+inline T carray_sign_##T(T x) { return x != x ? x : (T)((x > 0) - (x < 0)); }
+
+CARRAY_FLOAT_HELPERS(float)
+#ifdef CARRAY_FP64
+CARRAY_FLOAT_HELPERS(double)
+#endif

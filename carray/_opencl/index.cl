@@ -1,0 +1,30 @@
+// Advanced indexing: res (C-contiguous, dims (before, B, after)) and the view it gathers from
+// (or scatters to). The view's element for result element e is
+//   p = off + sum over the before/after dims of coord * stride  +  offs[b],
+// b = e's coordinate along the flattened index dims B (stride 0 in the layout). $t: the type.
+
+#define T $t
+
+typedef struct { IDX shape[$rank]; IDX st[1][$rank]; IDX off[1]; } layout_t;
+
+__kernel void gather(__global T* restrict res, __global const T* restrict view,
+                     __global const long* restrict offs, const layout_t L, const IDX n,
+                     const IDX bstep, const IDX nb)
+{
+    IDX e = get_global_id(0);
+    if (e >= n) return;
+    IDX p[1];
+    STRIDED_OFFSETS($rank, 1, L, e, p);
+    res[e] = view[p[0] + offs[(e / bstep) % nb]];
+}
+
+__kernel void scatter(__global const T* restrict res, __global T* restrict view,
+                      __global const long* restrict offs, const layout_t L, const IDX n,
+                      const IDX bstep, const IDX nb)
+{
+    IDX e = get_global_id(0);
+    if (e >= n) return;
+    IDX p[1];
+    STRIDED_OFFSETS($rank, 1, L, e, p);
+    view[p[0] + offs[(e / bstep) % nb]] = res[e];
+}

@@ -1,0 +1,321 @@
+"""The OpenCL backend (device="gpu"): every op against the CPU path on the same data, on
+contiguous, transposed, stepped, reversed, broadcast, 0-d and empty layouts; transfers, views,
+factories, random numbers and the errors. Skipped when no OpenCL device exists (CI installs
+PoCL, so there it runs)."""
+
+import pickle
+import sys
+
+import numpy as np
+import pytest
+
+import carray as ca
+from carray import nn
+
+try:
+    ca.opencl
+    HAVE_GPU = True
+except Exception:                      # no pyopencl or no device
+    HAVE_GPU = False
+
+pytestmark = pytest.mark.skipif(not HAVE_GPU, reason="no OpenCL device")
+rng = np.random.default_rng(1234)
+
+
+def values(dtype, shape):
+    if dtype == "bool":
+        return rng.random(shape) < 0.5
+    if dtype.startswith("int"):
+        return rng.integers(-9, 10, shape).astype(dtype)
+    return (rng.standard_normal(shape) * 3).astype(dtype)
+
+
+# views applied alike to a host and a device array: (name, base shape, view)
+LAYOUTS = [
+    ("contiguous", (3, 4, 5), lambda x: x),
+    ("transposed", (4, 5, 3), lambda x: x.transpose(2, 0, 1)),
+    ("stepped", (6, 9, 5), lambda x: x[::2, 1::2, :]),
+    ("reversed", (3, 4, 5), lambda x: x[::-1, :, ::-2]),
+    ("broadcast", (4, 1), lambda x: ca.broadcast_to(x, (3, 4, 5))),
+    ("0-d", (2, 3), lambda x: x[1, 2]),
+    ("empty", (3, 0, 5), lambda x: x),
+]
+
+
+def pair(dtype, layout):
+    _, shape, view = layout
+    n = values(dtype, shape)
+    return view(ca.array(n)), view(ca.array(n).to("gpu"))
+
+
+def same(g, c, tol=1e-5):
+    """The device result g equals the host result c (dtype, shape, values within tol)."""
+    assert isinstance(g, ca.Array) and g.device == "gpu", getattr(g, "device", type(g))
+    assert g.shape == c.shape and g.dtype == c.dtype, (g.shape, c.shape, g.dtype, c.dtype)
+    h, r = np.asarray(g), np.asarray(c)
+    if r.dtype.kind == "f":
+        np.testing.assert_allclose(h, r, rtol=tol, atol=tol, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(h, r)
+
+
+# -- arrays, transfers, views ------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["bool", "int32", "int64", "float32", "float64"])
+def test_round_trip_and_views(dtype):
+    n = values(dtype, (3, 4))
+    g = ca.array(n).to("gpu")
+    assert g.device == "gpu" and g.data_ptr == 0 and g.base is None
+    np.testing.assert_array_equal(np.asarray(g), n)
+    v = g.T[::-1]
+    assert v.base is g and v.strides == (-g.itemsize, 4 * g.itemsize)   # metadata only
+    np.testing.assert_array_equal(np.asarray(v.to("cpu")), n.T[::-1])
+    assert g.to("gpu") is g and v.cpu().device == "cpu"
+    assert g.tolist() == n.tolist() and g[1, 2].item() == n[1, 2].item()
+    assert pickle.loads(pickle.dumps(g)).device == "gpu"
+    assert np.from_dlpack(g).tolist() == n.tolist()
+
+
+def test_factories_and_like():
+    assert ca.zeros((2, 3), device="gpu").tolist() == [[0.0] * 3] * 2
+    assert ca.ones(3, dtype="int32", device="gpu").tolist() == [1, 1, 1]
+    assert ca.full((2,), 2.5, device="opencl").tolist() == [2.5, 2.5]
+    assert ca.arange(4, device="gpu").tolist() == [0, 1, 2, 3]
+    assert ca.eye(2, device="gpu").tolist() == [[1.0, 0.0], [0.0, 1.0]]
+    assert ca.linspace(0, 1, 3, device="gpu").tolist() == [0.0, 0.5, 1.0]
+    g = ca.empty((2, 2), device="gpu")
+    for f in (ca.zeros_like, ca.ones_like, ca.empty_like):
+        assert f(g).device == "gpu" and f(g, device="cpu").device == "cpu"
+    assert ca.asarray([1, 2], device="gpu").device == "gpu"
+    assert "device='gpu'" in repr(g) and "OpenCL device" in repr(ca.opencl)
+
+
+def test_random_same_numbers_as_cpu():
+    for f in (lambda g, d: g.random((3, 4), device=d), lambda g, d: g.normal(size=5, device=d),
+              lambda g, d: g.integers(0, 10, size=(2, 3), device=d),
+              lambda g, d: g.uniform(ca.zeros(3, device=d), 2.0, device=d)):
+        c, gg = f(ca.random.Generator(7), "cpu"), f(ca.random.Generator(7), "gpu")
+        assert gg.device == "gpu" and gg.tolist() == c.tolist()
+    x = ca.arange(6).to("gpu")
+    assert ca.random.Generator(3).permutation(x).tolist() == \
+        ca.random.Generator(3).permutation(ca.arange(6)).tolist()
+
+
+def test_transposed_plus_c_ordered():
+    # pyopencl.array adds an F-ordered array to a C-ordered one wrongly (inducer/pyopencl#681)
+    n = values("float32", (5, 5))
+    g = ca.array(n).to("gpu")
+    np.testing.assert_array_equal(np.asarray(g.T + g.T.copy()), n.T + n.T.copy())
+    np.testing.assert_array_equal(np.asarray(g.T + g), n.T + n)
+
+
+# -- elementwise ---------------------------------------------------------------------------------
+
+UNARY = ["negative", "abs", "sign", "exp", "log", "log1p", "expm1", "sqrt", "square",
+         "reciprocal", "sin", "cos", "tanh", "floor", "ceil", "relu", "sigmoid", "logical_not",
+         "isnan", "isfinite"]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=[x[0] for x in LAYOUTS])
+@pytest.mark.parametrize("op", UNARY)
+def test_unary(op, layout):
+    c, g = pair("float32", layout)
+    same(getattr(ca, op)(g), getattr(ca, op)(c))
+
+
+BINARY = ["add", "subtract", "multiply", "divide", "power", "maximum", "minimum",
+          "floor_divide", "remainder", "equal", "less", "greater_equal", "logical_and"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "float64"])
+@pytest.mark.parametrize("op", BINARY)
+def test_binary_broadcast_strided(op, dtype):
+    na, nb = values(dtype, (4, 3, 5)), values(dtype, (5, 3))
+    if op == "power" and dtype == "int64":
+        nb = np.abs(nb)
+    a, b = ca.array(na), ca.array(nb).T            # (3, 5) transposed view
+    ga, gb = a.to("gpu"), ca.array(nb).to("gpu").T
+    f = getattr(ca, op)
+    same(f(ga[:, ::-1], gb), f(a[:, ::-1], b))
+    same(f(ga, 2), f(a, 2))
+    same(f(1.5, gb), f(1.5, b))
+    same(f(ga[0, 0, 0], gb), f(a[0, 0, 0], b))       # device 0-d with a device array
+
+
+@pytest.mark.parametrize("src", ["bool", "int32", "int64", "float32", "float64"])
+def test_astype_where_clip_out(src):
+    c, g = pair(src, LAYOUTS[2])
+    for dst in ("bool", "int32", "int64", "float32", "float64"):
+        same(g.astype(dst), c.astype(dst))
+    same(ca.where(g > 0, g, 0), ca.where(c > 0, c, 0))
+    if src != "bool":
+        same(g.clip(-2, 3), c.clip(-2, 3))
+        o, oc = ca.zeros(g.shape, dtype=src, device="gpu"), ca.zeros(c.shape, dtype=src)
+        ca.add(g, g, out=o)
+        ca.add(c, c, out=oc)
+        same(o, oc)
+        g2, c2 = g.copy(), c.copy()
+        g2[1:] += g2[:-1]                    # overlapping in-place update
+        c2[1:] += c2[:-1]
+        same(g2, c2)
+
+
+# -- reductions ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("layout", LAYOUTS[:5], ids=[x[0] for x in LAYOUTS[:5]])
+@pytest.mark.parametrize("axis", [None, 0, -1, (0, 2)])
+def test_reductions(layout, axis):
+    c, g = pair("float32", layout)
+    for name in ("sum", "prod", "max", "min", "mean", "var", "std"):
+        same(getattr(g, name)(axis=axis), getattr(c, name)(axis=axis), 1e-4)
+    same(g.sum(axis=axis, keepdims=True), c.sum(axis=axis, keepdims=True), 1e-4)
+    if not isinstance(axis, tuple):
+        same(g.argmax(axis=axis), c.argmax(axis=axis))
+        same(g.argmin(axis=axis, keepdims=True), c.argmin(axis=axis, keepdims=True))
+    ci, gi = pair("int64", layout)
+    same(gi.sum(axis=axis), ci.sum(axis=axis))
+    same((gi > 0).any(axis=axis), (ci > 0).any(axis=axis))
+
+
+def test_reductions_large_nan_and_empty():
+    n = values("float32", (3, 70000))
+    n[1, 12345] = np.nan
+    c, g = ca.array(n), ca.array(n).to("gpu")
+    same(g.sum(axis=1), c.sum(axis=1), 1e-2)
+    same(g.max(axis=1), c.max(axis=1))
+    same(g.argmax(axis=1), c.argmax(axis=1))
+    same(g.sum(), c.sum(), 1e-1)
+    e = ca.zeros((0, 3), device="gpu")
+    same(e.sum(axis=0), ca.zeros((0, 3)).sum(axis=0))
+    with pytest.raises(ValueError):
+        e.max(axis=0)
+    with pytest.raises(ValueError):
+        e.argmax()
+
+
+# -- matmul ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shapes", [((3, 4), (4, 5)), ((33, 17), (17, 65)), ((7,), (7, 3)),
+                                    ((2, 3, 4, 5), (3, 5, 6)), ((5,), (5,)), ((3, 0), (0, 2))])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool"])
+def test_matmul(shapes, dtype):
+    na, nb = values(dtype, shapes[0]), values(dtype, shapes[1])
+    a, b = ca.array(na), ca.array(nb)
+    same(a.to("gpu") @ b.to("gpu"), a @ b, 1e-4)
+    if len(shapes[0]) == 2 and len(shapes[1]) == 2:
+        at, bt = ca.array(na.T.copy()).T, ca.array(nb.T.copy()).T      # transposed views
+        same(at.to("gpu") @ bt.to("gpu"), a @ b, 1e-4)
+
+
+def test_matmul_tiles_and_out():
+    na, nb = values("float32", (200, 130)), values("float32", (130, 150))
+    out = ca.empty((200, 150), device="gpu")
+    ca.matmul(ca.array(na).to("gpu"), ca.array(nb).to("gpu"), out=out)
+    same(out, ca.array(na) @ ca.array(nb), 1e-3)
+
+
+# -- indexing and joins ----------------------------------------------------------------------
+
+KEYS = [(np.array([0, 2, 1]),), (slice(None), np.array([[1, 0], [3, 3]])),
+        (np.array([1, 2]), slice(None, None, -2), np.array([0, 4])), (1, slice(None), np.array([4, -1])),
+        (Ellipsis, np.array([True, False, True, True, False]))]
+
+
+@pytest.mark.parametrize("key", KEYS, ids=range(len(KEYS)))
+def test_advanced_indexing(key):
+    c, g = pair("float32", LAYOUTS[0])
+    same(g[key], c[key])
+    dkey = tuple(ca.array(k).to("gpu") if isinstance(k, np.ndarray) else k for k in key)
+    same(g[dkey], c[key])
+    g2, c2 = g.copy(), c.copy()
+    g2[key] = 7.0
+    c2[key] = 7.0
+    same(g2, c2)
+    same(g[g > 0], c[c > 0])
+
+
+def test_joins_pad_flip():
+    c, g = pair("float32", LAYOUTS[1])
+    same(ca.concatenate([g, g[:, :2]], axis=1), ca.concatenate([c, c[:, :2]], axis=1))
+    same(ca.concatenate([g, g], axis=None), ca.concatenate([c, c], axis=None))
+    same(ca.stack([g, g], axis=-1), ca.stack([c, c], axis=-1))
+    for mode in ("constant", "reflect", "edge", "wrap"):
+        same(ca.pad(g, ((1, 0), (0, 2), (1, 1)), mode=mode),
+             ca.pad(c, ((1, 0), (0, 2), (1, 1)), mode=mode))
+    same(ca.flip(g, 1), ca.flip(c, 1))
+    assert [p.device for p in ca.split(g, 2, axis=1)] == ["gpu", "gpu"]
+
+
+# -- nn --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kw", [{}, {"stride": 2, "padding": 1}, {"padding": (2, 1), "dilation": 2},
+                                {"padding": "same"}])
+def test_conv2d_and_gradients(kw):
+    x, w, b = values("float32", (2, 3, 9, 8)), values("float32", (4, 3, 3, 2)), values("float32", 4)
+    cx, cw, cb = ca.array(x), ca.array(w), ca.array(b)
+    gx, gw, gb = cx.to("gpu"), cw.to("gpu"), cb.to("gpu")
+    out = nn.conv2d(cx, cw, cb, **kw)
+    same(nn.conv2d(gx, gw, gb, **kw), out, 1e-3)
+    go = ca.array(values("float32", out.shape))
+    same(nn.conv2d_grad_input(go.to("gpu"), gw, x.shape, **kw),
+         nn.conv2d_grad_input(go, cw, x.shape, **kw), 1e-3)
+    same(nn.conv2d_grad_weight(gx, go.to("gpu"), w.shape, **kw),
+         nn.conv2d_grad_weight(cx, go, w.shape, **kw), 1e-3)
+    same(nn.conv2d_grad_bias(go.to("gpu")), nn.conv2d_grad_bias(go), 1e-3)
+
+
+@pytest.mark.parametrize("kw", [{"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "padding": 1},
+                                {"kernel_size": (2, 3), "ceil_mode": True}])
+def test_pools_and_gradients(kw):
+    cx = ca.array(values("float32", (2, 3, 9, 8)))
+    gx = cx.to("gpu")
+    out, idx = nn.max_pool2d(cx, return_indices=True, **kw)
+    gout, gidx = nn.max_pool2d(gx, return_indices=True, **kw)
+    same(gout, out)
+    same(gidx, idx)
+    go = ca.array(values("float32", out.shape))
+    same(nn.max_pool2d_grad(go.to("gpu"), gidx, cx.shape), nn.max_pool2d_grad(go, idx, cx.shape))
+    for cip in (True, False):
+        same(nn.avg_pool2d(gx, count_include_pad=cip, **kw),
+             nn.avg_pool2d(cx, count_include_pad=cip, **kw))
+        same(nn.avg_pool2d_grad(go.to("gpu"), cx.shape, count_include_pad=cip, **kw),
+             nn.avg_pool2d_grad(go, cx.shape, count_include_pad=cip, **kw))
+
+
+# -- errors ----------------------------------------------------------------------------------
+
+def test_mixed_devices_raise_naming_both():
+    c = ca.ones((2, 3))
+    g = c.to("gpu")
+    for f in (lambda: g + c, lambda: ca.where(g > 0, c, g), lambda: g @ c.T,
+              lambda: ca.concatenate([g, c]), lambda: ca.add(g, g, out=c),
+              lambda: ca.exp(g, out=c)):
+        with pytest.raises(ValueError, match="gpu") as e:
+            f()
+        assert "cpu" in str(e.value)
+    with pytest.raises(RuntimeError, match="one device"):
+        nn.conv2d(g.reshape(1, 1, 2, 3), ca.ones((1, 1, 1, 1)))
+    assert (g + 1.0).device == "gpu" and (g * ca.array(2.0)).device == "gpu"   # scalars mix
+
+
+def test_bad_device_and_memory_errors():
+    with pytest.raises(ValueError, match="device"):
+        ca.zeros(3, device="gpu:3")
+    with pytest.raises(ValueError, match="device"):
+        ca.zeros(3, device="tpu")
+    with pytest.raises(MemoryError, match=str(2**61)):
+        ca.empty(2**59, dtype="float32", device="gpu")
+    with pytest.raises(BufferError):
+        memoryview(ca.zeros(2, device="gpu"))
+
+
+def test_missing_pyopencl_and_float64_messages(monkeypatch):
+    from carray._opencl import _cache, _runtime
+    monkeypatch.setitem(sys.modules, "pyopencl", None)
+    with pytest.raises(ImportError, match=r"pip install carray\[opencl\]"):
+        _runtime._import_pyopencl()
+    monkeypatch.undo()
+    monkeypatch.setattr(_cache, "_kernels", {})
+    monkeypatch.setattr(ca.opencl, "fp64", False)
+    with pytest.raises(TypeError, match="float64"):
+        ca.ones(3, dtype="float64", device="gpu")
