@@ -64,3 +64,4 @@ def detach(input):
 __version__ = _carray.__version__
 from autograd.serialization import load, save  # noqa: E402
 from autograd import datasets, utils  # noqa: E402,F401  (autograd.datasets, autograd.utils.data)
+from autograd import nn, optim  # noqa: E402,F401  (autograd.nn, autograd.optim as in torch)

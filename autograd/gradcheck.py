@@ -3,7 +3,7 @@
 import carray
 
 from autograd.engine import grad as _grad
-from autograd.grad_mode import no_grad
+from autograd.grad_mode import enable_grad, no_grad
 from autograd.tensor import Tensor
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
@@ -112,9 +112,10 @@ def gradgradcheck(fn, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e
     def first_grads(*args):
         xs = args[:len(inputs)]
         gs = args[len(inputs):]
-        outs = _outputs(fn, xs)
-        dx = [x for x in xs if isinstance(x, Tensor) and x.requires_grad]
-        grads = _grad(outs, dx, gs, create_graph=True, allow_unused=True)
+        with enable_grad():  # gradcheck's finite differences call this under no_grad
+            outs = _outputs(fn, xs)
+            dx = [x for x in xs if isinstance(x, Tensor) and x.requires_grad]
+            grads = _grad(outs, dx, gs, create_graph=True, allow_unused=True)
         return tuple(g for g in grads if g is not None)
 
     del diff

@@ -1,0 +1,82 @@
+"""SGD with momentum, dampening, Nesterov momentum, weight decay and maximize (torch.optim.SGD).
+
+For each parameter p with gradient g (PyTorch's update rule, in place on p.data):
+    g = -g if maximize;  g = g + weight_decay * p
+    buf = g on the first step, else buf = momentum * buf + (1 - dampening) * g
+    g = g + momentum * buf if nesterov else buf          (only when momentum != 0)
+    p = p - lr * g
+"""
+
+import carray as ca
+
+from autograd.grad_mode import no_grad
+from autograd.optim.optimizer import Optimizer
+from autograd.tensor import Tensor
+
+__all__ = ["SGD"]
+
+
+class SGD(Optimizer):
+    """SGD(params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
+    maximize=False). ValueError for a negative lr, momentum or weight_decay, and for nesterov
+    without momentum or with dampening."""
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
+                 nesterov=False, *, maximize=False, foreach=None, differentiable=False,
+                 fused=None):
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        defaults = {"lr": lr, "momentum": momentum, "dampening": dampening,
+                    "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize,
+                    "foreach": foreach, "differentiable": differentiable, "fused": fused}
+        super().__init__(params, defaults)
+
+    @no_grad()
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient; returns closure()'s loss (the
+        closure runs first, with grad enabled)."""
+        loss = self._closure_loss(closure)
+        for group in self.param_groups:
+            lr = group["lr"]
+            momentum = group["momentum"]
+            dampening = group["dampening"]
+            decay = group["weight_decay"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                g = p.grad.data
+                if group["maximize"]:
+                    g = ca.negative(g)
+                if decay != 0:
+                    g = ca.add(g, ca.multiply(p.data, decay))
+                if momentum != 0:
+                    buf = self._momentum(p, g, momentum, dampening)
+                    if group["nesterov"]:
+                        g = ca.add(g, ca.multiply(buf, momentum))
+                    else:
+                        g = buf
+                ca.subtract(p.data, ca.multiply(g, lr), out=p.data)
+                p._vc[0] += 1
+        return loss
+
+    def _momentum(self, p, g, momentum, dampening):
+        """The momentum buffer of p updated with g (a copy of g on the first step)."""
+        state = self.state[p]
+        buf = state.get("momentum_buffer")
+        if buf is None:
+            buf = state["momentum_buffer"] = Tensor._wrap(g.copy())
+            return buf.data
+        b = buf.data
+        ca.multiply(b, momentum, out=b)
+        if dampening != 0:
+            ca.add(b, ca.multiply(g, 1 - dampening), out=b)
+        else:
+            ca.add(b, g, out=b)
+        buf._vc[0] += 1
+        return b
