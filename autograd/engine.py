@@ -107,6 +107,12 @@ def _run(roots, retain_graph, create_graph, capture=None, accumulate_only=None):
             if targets is not None:
                 slots = targets.get(id(node))
                 if slots:
+                    if node.__class__ is AccumulateGrad and node.variable._hooks \
+                            and grads[0] is not None:  # a leaf's hooks change what grad returns
+                        for hook in list(node.variable._hooks):
+                            new = hook(grads[0])
+                            if new is not None:
+                                grads[0] = new
                     for nr, i in slots:
                         captured[i] = grads[nr]
             if node.__class__ is AccumulateGrad:
@@ -258,7 +264,10 @@ def _make_grads(outputs, grads, create_graph):
             g = _Tensor._wrap(carray.ones(t.shape, dtype=t.dtype, device=t.device))
         else:
             if not isinstance(g, _Tensor):
-                g = _Tensor._wrap(carray.asarray(g, dtype=t.dtype))
+                g = _Tensor._wrap(carray.asarray(g, dtype=t.dtype, device=t.device))
+            if g.device != t.device:
+                raise RuntimeError(f"invalid gradient at index {i} - expected device {t.device} "
+                                   f"but got {g.device}")
             if g.shape != t.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                    f"{_size(g.shape)} and output[{i}] has a shape of "

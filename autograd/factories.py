@@ -70,7 +70,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False):
     if dtype is None and arr.dtype == carray.float32 and _default_float != carray.float32 \
             and not hasattr(src, "dtype"):
         arr = arr.astype(_default_float)
-    if arr is src or isinstance(src, Tensor) and arr is src.data or _shares(arr, src):
+    if arr is src or isinstance(src, Tensor) and arr is src.data or _shares(arr, src) \
+            or not isinstance(src, (list, tuple, int, float, bool, carray.Array, Tensor)):
+        # (NumPy arrays and other buffers are read without a copy by asarray)
         arr = arr.copy()
     return _finish(arr, requires_grad)
 

@@ -163,6 +163,8 @@ class Function:
         record = False
         needs = []
         for a in args:
+            if isinstance(a, _Tensor) and a._view_of is not None and a._vc[0] != a._view_version:
+                _refresh_view(a)
             if isinstance(a, _Tensor) and a._rg:
                 needs.append(True)
                 record = True
@@ -329,12 +331,34 @@ def _accumulator(t):
 def _edge(t):
     """Where the gradient of tensor t goes: (its grad_fn, output_nr), (its AccumulateGrad, 0) for
     a leaf that requires grad, else (None, 0)."""
+    if t._view_of is not None and t._vc[0] != t._view_version:
+        _refresh_view(t)
     fn = t.grad_fn
     if fn is not None:
         return (fn, t._output_nr)
     if t._rg:
         return (t._accum or _accumulator(t), 0)
     return (None, 0)
+
+
+def _refresh_view(t):
+    """Give view t the history of its base after the base (or another view of it) was modified
+    in place since t got its grad_fn: t is remade from the base, as PyTorch regenerates a
+    view's grad_fn."""
+    t._view_version = t._vc[0]
+    base = t._base
+    if base is None or not base._rg:
+        return
+    from autograd.ops.inplace import replay, view_path
+    prev = _state.enabled
+    _state.enabled = True
+    try:
+        remade = replay(base, view_path(t))
+    finally:
+        _state.enabled = prev
+    t.grad_fn = remade.grad_fn
+    t._output_nr = remade._output_nr
+    t._rg = remade._rg
 
 
 class AccumulateGrad:

@@ -45,7 +45,7 @@ def gradcheck(fn, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=Tru
         # analytical Jacobian: one backward per output element
         analytical = {i: [[0.0] * n_out for _ in range(inputs[i].numel())] for i in diff}
         for j in range(n_out):
-            seed = carray.zeros(out.shape, dtype=out.dtype)
+            seed = carray.zeros(out.shape, dtype=out.dtype, device=out.device)
             seed.reshape(-1)[j] = 1.0
             grads = _grad(out, [inputs[i] for i in diff], Tensor._wrap(seed),
                           retain_graph=True, allow_unused=True)

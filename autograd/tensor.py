@@ -32,6 +32,7 @@ class Tensor:
     _output_nr = 0       # which output of grad_fn this tensor is
     _base = None         # the tensor this one is a view of (always the non-view one)
     _view_of = None      # (parent, method name, args): how to remake this view from its parent
+    _view_version = 0    # the version when this view's grad_fn was made (see function._edge)
     _accum = None        # this leaf's AccumulateGrad node, made on first use
     _hooks = None        # hooks of a leaf (register_hook), run before accumulation
     __array_priority__ = 1000
@@ -41,8 +42,9 @@ class Tensor:
         """Tensor(data): a tensor holding a copy of `data` (nested sequences, a carray.Array, a
         NumPy array or a Tensor); float32 by default when data are floats (see autograd.tensor)."""
         arr = _to_array(data if data is not None else [], dtype, device)
-        if arr is data:
-            arr = arr.copy()
+        if arr is data or (isinstance(data, Tensor) and arr is data.data) or not isinstance(
+                data, (list, tuple, int, float, bool, carray.Array, Tensor, type(None))):
+            arr = arr.copy()  # (asarray reads NumPy arrays and buffers without copying)
         self.data = arr
         self._vc = [0]
         if requires_grad:
@@ -223,7 +225,7 @@ class Tensor:
         return self.data.flags.c_contiguous
 
     def data_ptr(self):
-        return self.data.data_ptr()
+        return self.data.data_ptr
 
     def __len__(self):
         if self.data.ndim == 0:

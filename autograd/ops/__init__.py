@@ -224,8 +224,10 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """Standard deviation over dim with Bessel's correction by default."""
-    return sqrt(var(input, dim, unbiased, keepdim, correction=correction))
+    """Standard deviation over dim with Bessel's correction by default (gradient 0 where the
+    deviation is 0, as PyTorch)."""
+    from autograd.ops.reduce import StdSqrt
+    return StdSqrt.apply(var(input, dim, unbiased, keepdim, correction=correction))
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
@@ -466,10 +468,17 @@ def _setitem(self, key, value):
         from autograd.function import _check_inplace_allowed
         _check_inplace_allowed(self)
         if not isinstance(value, Tensor):
-            value = wrap(carray.asarray(value, dtype=self.data.dtype))
-        _inplace_mod.commit(self, IndexPut.apply(self, key, value))
+            value = wrap(carray.asarray(value, dtype=self.data.dtype, device=self.data.device))
+        try:
+            new = IndexPut.apply(self, key, value)
+        except ValueError as e:  # a value that does not broadcast: RuntimeError, as PyTorch
+            raise RuntimeError(str(e)) from None
+        _inplace_mod.commit(self, new)
         return
-    self.data[key] = data_of(value) if not isinstance(value, Tensor) else value.data
+    try:
+        self.data[key] = data_of(value) if not isinstance(value, Tensor) else value.data
+    except ValueError as e:
+        raise RuntimeError(str(e)) from None
     self._vc[0] += 1
 
 

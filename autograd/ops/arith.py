@@ -6,7 +6,7 @@ Python number (it gets no gradient).
 
 import carray
 
-from autograd.function import _NO_EDGE, Function, _edge, _sequence
+from autograd.function import _NO_EDGE, Function, _edge, _refresh_view, _sequence
 from autograd.grad_mode import _state
 from autograd.ops._util import data_of, meta, reduce_grad, wrap
 from autograd.tensor import Tensor
@@ -45,6 +45,11 @@ class _Binary(_Builtin):
                 out._rg = True
                 out.grad_fn = ctx
             return out
+        if _state.enabled and (ta and a._view_of is not None and a._vc[0] != a._view_version
+                               or tb and b._view_of is not None and b._vc[0] != b._view_version):
+            _refresh_view(a if ta else b)  # a view whose base got a history in place since
+            _refresh_view(b if tb else a)
+            return cls.apply(a, b)
         ctx.needs_input_grad = _NO
         return cls.forward(ctx, a, b)
 

@@ -68,6 +68,7 @@ def commit(t, new):
     t.grad_fn = remade.grad_fn
     t._output_nr = remade._output_nr
     t._rg = remade._rg
+    t._view_version = t._vc[0]
 
 
 def _check_cast(src, dst):

@@ -90,6 +90,21 @@ class Var(_Builtin):
         return g * centred * (2.0 / (ctx.n - ctx.correction)), None, None, None
 
 
+class StdSqrt(_Builtin):
+    """sqrt of a variance, for std;  dv = g / (2 out), taken as 0 where out == 0 (PyTorch)."""
+
+    @staticmethod
+    def forward(ctx, v):
+        out = wrap(carray.sqrt(v.data))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return Where.apply(out == 0, 0.0, g / (out * 2))
+
+
 class Prod(_Builtin):
     """x.prod(dim, keepdim);  dx_i = g * prod_{j != i} x_j (exact with zeros in x)."""
 
@@ -173,7 +188,7 @@ class MaxDim(_Builtin):
             raise IndexError(f"max(): Expected reduction dim {d} to have non-zero size.")
         arg = carray.argmax if largest else carray.argmin
         idx = arg(x.data, axis=d if nd else None, keepdims=True) if nd else \
-            carray.zeros((), dtype=carray.int64)
+            carray.zeros((), dtype=carray.int64, device=x.data.device)
         fn = carray.max if largest else carray.min
         values = fn(x.data, axis=d, keepdims=True) if nd else x.data.copy()
         if not keepdim and nd:
@@ -190,7 +205,8 @@ class MaxDim(_Builtin):
         if not shape:
             return g, None, None, None
         idx = ctx.idx if ctx.keepdim else carray.expand_dims(ctx.idx, d)
-        positions = carray.arange(shape[d]).reshape((-1,) + (1,) * (len(shape) - d - 1))
+        positions = carray.arange(shape[d], device=g.data.device).reshape(
+            (-1,) + (1,) * (len(shape) - d - 1))
         mask = wrap(carray.equal(positions, idx).astype(g.data.dtype))
         gk = g if ctx.keepdim else g.unsqueeze(d)
         return gk * mask, None, None, None
@@ -203,7 +219,8 @@ class LogSumExp(_Builtin):
     def forward(ctx, x, dim, keepdim):
         dims = norm_dims(dim, x.data.ndim)
         m = carray.max(x.data, axis=dims, keepdims=True) if x.data.size else \
-            carray.zeros(_kept_shape(x.data.shape, dims), dtype=x.data.dtype)
+            carray.zeros(_kept_shape(x.data.shape, dims), dtype=x.data.dtype,
+                         device=x.data.device)
         m = carray.where(carray.isfinite(m), m, 0)
         s = carray.sum(carray.exp(x.data - m), axis=dims, keepdims=True)
         out = carray.log(s) + m

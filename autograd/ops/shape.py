@@ -27,6 +27,7 @@ def view_result(x, arr, name, args):
     t._vc = x._vc
     t._base = x._base if x._base is not None else x
     t._view_of = (x, name, args)
+    t._view_version = x._vc[0]
     return t
 
 
@@ -228,6 +229,10 @@ def index_key(key):
 
 
 def _seq_key(k):
+    if k.__class__ is slice and k.step is not None and k.step <= 0:
+        # PyTorch has no negative strides (carray has): same error as torch
+        raise ValueError("step must be greater than zero" if k.step else
+                         "slice step cannot be zero")
     if isinstance(k, list) and any(isinstance(v, Tensor) for v in k):
         return carray.asarray([v.item() if isinstance(v, Tensor) else v for v in k])
     return k

@@ -26,3 +26,27 @@ def _seeded():
     autograd.manual_seed(0)
     autograd.set_grad_enabled(True)
     yield
+
+
+_HAVE_GPU = []
+
+
+def have_gpu():
+    """True when carray finds an OpenCL device for device="gpu" (checked once)."""
+    if not _HAVE_GPU:
+        try:
+            import carray
+            carray.opencl
+            _HAVE_GPU.append(True)
+        except Exception:  # no pyopencl, or no OpenCL device
+            _HAVE_GPU.append(False)
+    return _HAVE_GPU[0]
+
+
+@pytest.fixture(params=["cpu", "gpu"])
+def device(request):
+    """Each device autograd can run on: "cpu" always, "gpu" when carray.opencl finds a device
+    (skipped otherwise)."""
+    if request.param == "gpu" and not have_gpu():
+        pytest.skip("no OpenCL device")
+    return request.param

@@ -1,0 +1,182 @@
+"""Factories: tensor, zeros, ones, full, arange, rand, randn, *_like, manual_seed, with dtype=,
+device= and requires_grad= (PyTorch's defaults: float32 for floats, int64 for ints)."""
+
+import numpy as np
+import pytest
+
+import autograd
+
+F32, F64, I32, I64, BOOL = (autograd.float32, autograd.float64, autograd.int32, autograd.int64,
+                            autograd.bool)
+
+
+def test_dtype_objects():
+    assert str(F32.name) == "float32" and str(F64.name) == "float64"
+    assert I32.name == "int32" and I64.name == "int64" and BOOL.name == "bool"
+    assert autograd.float is F32 and autograd.double is F64 and autograd.long is I64
+
+
+@pytest.mark.parametrize("data,dtype", [
+    (3.5, F32), ([1.0, 2.0], F32), ([1, 2], I64), (7, I64), (True, BOOL), ([[True], [False]], BOOL),
+    ([1, 2.5], F32), (np.array([1.0, 2.0]), F64), (np.array([1, 2], dtype=np.int32), I32),
+    (np.float32(2.0), F32),
+])
+def test_tensor_default_dtypes(data, dtype):
+    t = autograd.tensor(data)
+    assert t.dtype == dtype
+    np.testing.assert_array_equal(np.asarray(t.data), np.asarray(data))
+    assert t.device == "cpu" and not t.requires_grad and t.is_leaf
+
+
+def test_tensor_copies():
+    a = np.zeros(3)
+    t = autograd.tensor(a)
+    a[0] = 5
+    assert t.tolist() == [0.0, 0.0, 0.0]
+    u = autograd.tensor(t)
+    t.data[1] = 3
+    assert u.tolist() == [0.0, 0.0, 0.0]
+    n = autograd.from_numpy(a)  # from_numpy shares
+    a[2] = 4
+    assert n.tolist() == [5.0, 0.0, 4.0]
+
+
+@pytest.mark.parametrize("dtype", [F32, F64, I32, I64, BOOL])
+def test_tensor_dtype_argument(dtype):
+    t = autograd.tensor([[0, 1, 2]], dtype=dtype, device="cpu")
+    assert t.dtype == dtype and t.shape == (1, 3)
+    assert t.tolist() == [[dtype.name != "bool" and v or bool(v) for v in (0, 1, 2)]] or \
+        dtype == BOOL and t.tolist() == [[False, True, True]]
+
+
+@pytest.mark.parametrize("factory", ["zeros", "ones"])
+def test_zeros_ones(factory):
+    ref = getattr(np, factory)
+    fn = getattr(autograd, factory)
+    for args in [(2, 3), ((2, 3),), ([4],), ()]:
+        t = fn(*args)
+        shape = args[0] if args and isinstance(args[0], (tuple, list)) else args
+        assert t.dtype == F32 and t.shape == tuple(shape)
+        np.testing.assert_array_equal(np.asarray(t.data), ref(shape))
+    for dtype in (F64, I32, I64, BOOL):
+        t = fn(2, dtype=dtype)
+        assert t.dtype == dtype
+    t = fn(2, 2, dtype=F64, requires_grad=True, device="cpu")
+    assert t.requires_grad and t.is_leaf and t.grad is None
+    with pytest.raises(RuntimeError):
+        fn(2, dtype=I64, requires_grad=True)
+    with pytest.raises(RuntimeError):
+        fn(-1)
+
+
+def test_full():
+    assert autograd.full((2, 2), 1.5).dtype == F32
+    assert autograd.full((2,), 3).dtype == I64
+    assert autograd.full((2,), True).dtype == BOOL
+    t = autograd.full((2, 3), 2.0, dtype=F64, requires_grad=True)
+    assert t.tolist() == [[2.0] * 3] * 2 and t.requires_grad
+    with pytest.raises(RuntimeError):
+        autograd.full((2,), 3, requires_grad=True)
+
+
+def test_arange():
+    assert autograd.arange(5).tolist() == [0, 1, 2, 3, 4]
+    assert autograd.arange(5).dtype == I64
+    assert autograd.arange(1, 4).tolist() == [1, 2, 3]
+    t = autograd.arange(0, 1, 0.25)
+    assert t.dtype == F32 and t.tolist() == [0.0, 0.25, 0.5, 0.75]
+    assert autograd.arange(5.0).dtype == F32
+    assert autograd.arange(3, dtype=F64).tolist() == [0.0, 1.0, 2.0]
+    assert autograd.arange(10, 0, -3).tolist() == [10, 7, 4, 1]
+    t = autograd.arange(3.0, requires_grad=True)
+    assert t.requires_grad
+    with pytest.raises(RuntimeError):
+        autograd.arange(0, 3, 0)
+    with pytest.raises(RuntimeError):
+        autograd.arange(3, requires_grad=True)
+
+
+def test_arange_matches_torch():
+    torch = pytest.importorskip("torch")
+    for args in [(0, 1, 0.1), (-2.5, 3, 0.7), (7,), (1, 10, 3), (0.0, 1.0, 1 / 3)]:
+        ours = autograd.arange(*args)
+        theirs = torch.arange(*args)
+        assert ours.shape == tuple(theirs.shape), args
+        np.testing.assert_allclose(ours.tolist(), theirs.tolist(), rtol=1e-6)
+
+
+def test_rand_randn_seeded():
+    autograd.manual_seed(123)
+    a = autograd.rand(3, 4)
+    b = autograd.randn(50)
+    autograd.manual_seed(123)
+    assert autograd.rand(3, 4).tolist() == a.tolist()
+    assert autograd.randn(50).tolist() == b.tolist()
+    assert a.dtype == F32 and b.dtype == F32
+    va = np.asarray(a.data)
+    assert ((va >= 0) & (va < 1)).all()
+    c = autograd.rand((2, 2), dtype=F64, requires_grad=True)
+    assert c.dtype == F64 and c.requires_grad and c.is_leaf
+    d = autograd.randn(2, 3, dtype=F64)
+    assert d.shape == (2, 3)
+    with pytest.raises(RuntimeError):
+        autograd.rand(2, dtype=I64)
+    with pytest.raises(RuntimeError):
+        autograd.randn(2, dtype=I64)
+
+
+def test_randn_statistics():
+    autograd.manual_seed(0)
+    x = np.asarray(autograd.randn(20000, dtype=F64).data)
+    assert abs(x.mean()) < 0.03 and abs(x.std() - 1) < 0.03
+    u = np.asarray(autograd.rand(20000, dtype=F64).data)
+    assert abs(u.mean() - 0.5) < 0.02
+
+
+def test_generator_argument():
+    g = autograd.Generator().manual_seed(5)
+    a = autograd.randn(4, generator=g)
+    g.manual_seed(5)
+    assert autograd.randn(4, generator=g).tolist() == a.tolist()
+
+
+@pytest.mark.parametrize("name", ["zeros_like", "ones_like", "rand_like", "randn_like",
+                                  "empty_like"])
+def test_like_factories(name):
+    fn = getattr(autograd, name)
+    src = autograd.ones(2, 3, dtype=F64, requires_grad=True)
+    t = fn(src)
+    assert t.shape == (2, 3) and t.dtype == F64 and not t.requires_grad and t.device == "cpu"
+    t = fn(src, dtype=F32, requires_grad=True)
+    assert t.dtype == F32 and t.requires_grad and t.is_leaf
+    if name == "zeros_like":
+        assert t.tolist() == [[0.0] * 3] * 2
+        assert fn(autograd.tensor([1, 2])).dtype == I64
+    if name == "ones_like":
+        assert t.tolist() == [[1.0] * 3] * 2
+
+
+def test_full_like():
+    t = autograd.full_like(autograd.zeros(2, dtype=F64), 3.0)
+    assert t.dtype == F64 and t.tolist() == [3.0, 3.0]
+
+
+def test_eye_linspace_empty():
+    assert autograd.eye(2).tolist() == [[1.0, 0.0], [0.0, 1.0]]
+    np.testing.assert_allclose(autograd.linspace(0, 1, 5).tolist(), [0, 0.25, 0.5, 0.75, 1.0])
+    assert autograd.empty(2, 3).shape == (2, 3)
+
+
+def test_requires_grad_only_for_floats():
+    for dtype in (I32, I64, BOOL):
+        with pytest.raises(RuntimeError, match="floating point"):
+            autograd.tensor([1, 0], dtype=dtype, requires_grad=True)
+    for dtype in (F32, F64):
+        assert autograd.tensor([1, 0], dtype=dtype, requires_grad=True).requires_grad
+
+
+def test_device_argument():
+    t = autograd.zeros(2, device="cpu")
+    assert t.device == "cpu"
+    t = autograd.tensor([1.0], device="cpu")
+    assert t.to("cpu") is t and t.cpu() is t
