@@ -1,0 +1,52 @@
+"""The main job, examples/train_digits.py: short runs must learn the digits (a broken gradient
+anywhere in the stack fails these), print the final line, and survive the save/reload check."""
+
+import importlib.util
+import pathlib
+
+import pytest
+
+EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "train_digits.py"
+
+
+@pytest.fixture(scope="module")
+def train_digits():
+    spec = importlib.util.spec_from_file_location("train_digits", EXAMPLE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("model, epochs, least", [("mlp", 5, 0.93), ("cnn", 3, 0.90)])
+def test_short_training_run_learns(train_digits, capsys, tmp_path, model, epochs, least):
+    args = train_digits.parse_args(["--model", model, "--epochs", str(epochs), "--seed", "1",
+                                    "--save", str(tmp_path / "m.safetensors")])
+    accuracy = train_digits.train(args)
+    out = capsys.readouterr().out
+    assert accuracy >= least, f"{model}: test accuracy {accuracy:.3f} after {epochs} epochs"
+    assert f"test accuracy: {100 * accuracy:.1f}%" in out
+    assert "reloaded: same accuracy" in out
+    assert (tmp_path / "m.safetensors").stat().st_size > 0
+
+
+def test_plot_without_matplotlib_says_so(train_digits, capsys, monkeypatch, tmp_path):
+    import builtins
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name.startswith("matplotlib"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    train_digits.plot({"loss": [1.0], "train_acc": [0.5], "test_acc": [0.5]},
+                      str(tmp_path / "c.png"))
+    assert "matplotlib is not installed" in capsys.readouterr().err
+    assert not (tmp_path / "c.png").exists()
+
+
+def test_bad_arguments_exit(train_digits):
+    with pytest.raises(SystemExit):
+        train_digits.parse_args(["--epochs", "0"])
+    with pytest.raises(SystemExit):
+        train_digits.parse_args(["--model", "rnn"])
