@@ -40,7 +40,7 @@ from carray._array cimport (Array, as_array, check_same_device, copy_into, gpu_b
 from carray._dtype cimport BOOL, INT32, INT64, FLOAT32, FLOAT64, itemsize_of, promote_nums
 from carray._dtype cimport dtype_of
 from carray._storage cimport host_alloc, host_free
-from carray._strided cimport MAXDIMS, max_threads
+from carray._strided cimport MAXDIMS, max_threads, region_enter, region_exit, thread_seen
 
 import os
 
@@ -293,6 +293,7 @@ cdef Py_ssize_t _workspace_bytes(Plan* p, int nt) noexcept nogil:
 
 cdef void _run(Plan* p, char* workspace, int nt) noexcept nogil:
     cdef int t
+    cdef double start
     p.counters = <Py_ssize_t*>workspace
     memset(workspace, 0, _counter_bytes(p))
     p.work = workspace + _counter_bytes(p)
@@ -301,8 +302,11 @@ cdef void _run(Plan* p, char* workspace, int nt) noexcept nogil:
     if nt <= 1:
         _gemm_thread(p, 0, 1)
         return
+    start = region_enter(nt)
     with parallel(num_threads=nt):
+        thread_seen(threadid())
         _gemm_thread(p, threadid(), carray_gemm_team_size())
+    region_exit(start, nt)
 
 
 cdef void _scale(int dtype_num, Py_ssize_t M, Py_ssize_t N, double beta, char* C,
@@ -354,6 +358,7 @@ cdef int _gemv(int dtype_num, Py_ssize_t M, Py_ssize_t N, Py_ssize_t K, double a
     cdef char* vbuf = NULL
     cdef bint dot
     cdef int nt
+    cdef double start
     if N == 1:                  # C[:, 0] = A @ B[:, 0]
         rows, x, xrs, xks, v, vs, ys = M, A, rsa, csa, B, rsb, rsc
     else:                       # C[0, :] = B^T @ A[0, :]
@@ -378,9 +383,12 @@ cdef int _gemv(int dtype_num, Py_ssize_t M, Py_ssize_t N, Py_ssize_t K, double a
     if nt <= 1:
         _gemv_rows(impl, dot, 0, rows, K, alpha, x, xrs, xks, v, vs, beta, y, ys, isz)
     else:
+        start = region_enter(nt)
         for t in prange(nt, schedule="static", num_threads=nt):
+            thread_seen(threadid())
             _gemv_rows(impl, dot, rows * t // nt, rows * (t + 1) // nt, K, alpha, x, xrs, xks,
                        v, vs, beta, y, ys, isz)
+        region_exit(start, nt)
     if vbuf != NULL:
         with gil:
             host_free(vbuf, K * isz)

@@ -45,7 +45,7 @@ from carray._array cimport Array, new_array
 from carray._dtype cimport FLOAT32, FLOAT64, INT64
 from carray._matmul cimport gemm
 from carray._storage cimport host_alloc, host_free
-from carray._strided cimport max_threads
+from carray._strided cimport max_threads, region_enter, region_exit, thread_seen
 
 ctypedef fused real:
     float
@@ -450,6 +450,7 @@ cdef int _forward(const real* x, const real* w, const real* bias, real* out, con
     """With a bias and a col for every chunk anyway, the bias rides in the GEMM: wb (O x K+1)
     = [w | bias] (one pass over the output less: 3% of a 3x3 convolution's time)."""
     cdef Py_ssize_t c, t, n0, n1, o, k, K = g.C * g.kh * g.kw, kw = K
+    cdef double start
     if bias != NULL and wb != NULL:
         for o in range(g.O):
             for k in range(K):
@@ -458,25 +459,32 @@ cdef int _forward(const real* x, const real* w, const real* bias, real* out, con
         w, bias, kw = wb, NULL, K + 1
     if s.outer <= 1:
         return _forward_images(x, w, kw, bias, out, g, 0, g.N, s.B, col, wide, s.inner)
+    start = region_enter(s.outer)
     for c in prange((g.N + s.B - 1) // s.B, schedule="dynamic", num_threads=s.outer):
         t = threadid()
+        thread_seen(t)
         n0 = c * s.B
         n1 = min(n0 + s.B, g.N)
         _forward_images(x, w, kw, bias, out, g, n0, n1, s.B, col + t * s.col, wide + t * s.wide,
                         1)
+    region_exit(start, s.outer)
     return 0
 
 
 cdef int _grad_input(const real* gout, const real* w, real* gin, const Geom* g, const Split* s,
                      real* col, real* wide) except -1 nogil:
     cdef Py_ssize_t c, t, n0, n1
+    cdef double start
     if s.outer <= 1:
         return _grad_input_images(gout, w, gin, g, 0, g.N, s.B, col, wide, s.inner)
+    start = region_enter(s.outer)
     for c in prange((g.N + s.B - 1) // s.B, schedule="dynamic", num_threads=s.outer):
         t = threadid()
+        thread_seen(t)
         n0 = c * s.B
         n1 = min(n0 + s.B, g.N)
         _grad_input_images(gout, w, gin, g, n0, n1, s.B, col + t * s.col, wide + t * s.wide, 1)
+    region_exit(start, s.outer)
     return 0
 
 
@@ -487,16 +495,20 @@ cdef int _grad_weight(const real* x, const real* gout, real* gw, const Geom* g, 
     cdef Py_ssize_t c, t, n0, n1, o, k, K = g.C * g.kh * g.kw, KO = K * g.O
     cdef int nparts = s.outer if s.outer > 1 else 1
     cdef real v
+    cdef double start
     memset(part, 0, nparts * KO * sizeof(real))
     if s.outer <= 1:
         _grad_weight_images(x, gout, part, g, 0, g.N, s.B, col, wide, s.inner)
     else:
+        start = region_enter(s.outer)
         for c in prange((g.N + s.B - 1) // s.B, schedule="dynamic", num_threads=s.outer):
             t = threadid()
+            thread_seen(t)
             n0 = c * s.B
             n1 = min(n0 + s.B, g.N)
             _grad_weight_images(x, gout, part + t * KO, g, n0, n1, s.B, col + t * s.col,
                                 wide + t * s.wide, 1)
+        region_exit(start, s.outer)
     for o in range(g.O):
         for k in range(K):
             v = 0
@@ -789,13 +801,16 @@ cdef void _max_pool(const real* x, real* out, int64_t* idx, const Geom* g,
     cdef bint two = (g.kh == 2 and g.kw == 2 and g.sh == 2 and g.sw == 2 and g.ph == 0 and
                      g.pw == 0 and g.dh == 1 and g.dw == 1 and 2 * g.Ho <= g.H and
                      2 * g.Wo <= g.W)       # (with ceil_mode, a last window can hang over)
+    cdef double start = region_enter(nt)
     for p in prange(P, schedule="static", num_threads=nt):
+        thread_seen(threadid())
         if two:
             _max_plane_2x2(x + p * g.H * g.W, out + p * g.Ho * g.Wo,
                            NULL if idx == NULL else idx + p * g.Ho * g.Wo, g)
         else:
             _max_plane(x + p * g.H * g.W, out + p * g.Ho * g.Wo,
                        NULL if idx == NULL else idx + p * g.Ho * g.Wo, g)
+    region_exit(start, nt)
 
 
 cdef void _max_grad(const real* gout, const int64_t* idx, real* gin, const Geom* g,
@@ -803,11 +818,14 @@ cdef void _max_grad(const real* gout, const int64_t* idx, real* gin, const Geom*
     """gin[p, idx[p, i]] += gout[p, i] for every plane p (indices already checked; -1: a window
     without input elements, skipped)."""
     cdef Py_ssize_t p, i, P = g.N * g.C, HW = g.H * g.W, L = g.Ho * g.Wo
+    cdef double start = region_enter(nt)
     for p in prange(P, schedule="static", num_threads=nt):
+        thread_seen(threadid())
         memset(gin + p * HW, 0, HW * sizeof(real))
         for i in range(L):
             if idx[p * L + i] >= 0:
                 gin[p * HW + idx[p * L + i]] += gout[p * L + i]
+    region_exit(start, nt)
 
 
 cdef void _avg_plane(const real* x, real* out, const Geom* g, bint count_pad, Py_ssize_t divisor,
@@ -855,8 +873,11 @@ cdef void _avg_pool(const real* x, real* out, const Geom* g, bint count_pad, Py_
     cdef Py_ssize_t p, P = g.N * g.C
     cdef Py_ssize_t xs = g.Ho * g.Wo if backward else g.H * g.W
     cdef Py_ssize_t os = g.H * g.W if backward else g.Ho * g.Wo
+    cdef double start = region_enter(nt)
     for p in prange(P, schedule="static", num_threads=nt):
+        thread_seen(threadid())
         _avg_plane(x + p * xs, out + p * os, g, count_pad, divisor, backward)
+    region_exit(start, nt)
 
 
 cdef int _pool_geom(Geom* g, tuple in_shape, tuple out_shape, tuple kernel, tuple stride,

@@ -1,12 +1,73 @@
-/* OpenMP thread count, or 1 when the extension was built without OpenMP. */
+/* OpenMP thread count, or 1 when the extension was built without OpenMP.
+ *
+ * Contention back-off: on a machine where other processes keep the cores busy, a worker thread of
+ * a parallel region may wait a whole scheduler time slice (milliseconds) before it runs, and the
+ * region's closing barrier waits for it: a 50 us op then takes 5 ms. So each parallel region
+ * reports how late its workers started (carray_region_enter / carray_thread_seen /
+ * carray_region_exit); when one was more than CARRAY_LATE seconds late, carray_max_threads()
+ * answers 1 for a while (doubling while it keeps happening, up to a second), then tries again.
+ * The state is per extension module and only steers the thread count: it never affects results.
+ */
 #ifndef CARRAY_OMP_H
 #define CARRAY_OMP_H
+#include <time.h>
+
+#define CARRAY_LATE 0.001          /* a worker starting 1 ms after the region did is late */
+#define CARRAY_MAX_SEEN 256
+
+static double carray__now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double carray__serial_until = 0.0;    /* run on one thread until then */
+static double carray__backoff = 0.01;        /* next serial period (s) */
+static double carray__seen[CARRAY_MAX_SEEN]; /* when each thread began the current region */
+
 #ifdef _OPENMP
 #include <omp.h>
-static int carray_max_threads(void) { return omp_get_max_threads(); }
-static void carray_set_threads(int n) { omp_set_num_threads(n); }
+static int carray_max_threads(void) {
+    int n = omp_get_max_threads();
+    if (n > 1 && carray__serial_until > 0.0 && carray__now() < carray__serial_until)
+        return 1;
+    return n;
+}
+static void carray_set_threads(int n) { omp_set_num_threads(n); carray__serial_until = 0.0; }
 #else
 static int carray_max_threads(void) { return 1; }
 static void carray_set_threads(int n) { (void)n; }
 #endif
+
+/* Call before a parallel region: returns its start time. */
+static double carray_region_enter(int nthreads) {
+    int t;
+    for (t = 0; t < nthreads && t < CARRAY_MAX_SEEN; t++) carray__seen[t] = 0.0;
+    return carray__now();
+}
+
+/* Call from each iteration of the region (cheap after the first per thread). */
+static void carray_thread_seen(int tid) {
+    if (tid > 0 && tid < CARRAY_MAX_SEEN && carray__seen[tid] == 0.0)
+        carray__seen[tid] = carray__now();
+}
+
+/* Call after the region: a worker that started late (or never, in a region that lasted longer
+   than CARRAY_LATE) switches the module to one thread for a while. */
+static void carray_region_exit(double start, int nthreads) {
+    double end = carray__now(), late = 0.0, lag;
+    int t, missing = 0;
+    for (t = 1; t < nthreads && t < CARRAY_MAX_SEEN; t++) {
+        if (carray__seen[t] == 0.0) { missing = 1; continue; }
+        lag = carray__seen[t] - start;
+        if (lag > late) late = lag;
+    }
+    if (late > CARRAY_LATE || (missing && end - start > CARRAY_LATE)) {
+        carray__serial_until = end + carray__backoff;
+        if (carray__backoff < 1.0) carray__backoff *= 2;
+    } else if (carray__serial_until > 0.0 && end >= carray__serial_until) {
+        carray__backoff = 0.01;            /* a parallel region went fine again */
+        carray__serial_until = 0.0;
+    }
+}
 #endif

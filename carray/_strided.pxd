@@ -32,6 +32,9 @@ cdef void prepare_loop_by(NdLoop* it, int nop, int ndim, const Py_ssize_t* shape
 cdef void run_loop(NdLoop* it, loop1d_t fn, void* aux, void* aux2,
                    Py_ssize_t parallel_min) noexcept nogil
 cdef int max_threads() noexcept nogil
+cdef double region_enter(int nthreads) noexcept nogil
+cdef void thread_seen(int tid) noexcept nogil
+cdef void region_exit(double start, int nthreads) noexcept nogil
 
 # casts: cast_loop_for(dst, src) converts elements (bool targets get x != 0, as NumPy)
 cdef loop1d_t cast_loop_for(int dst_num, int src_num) noexcept nogil

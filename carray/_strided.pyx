@@ -8,7 +8,7 @@ fastest dimensions are walked in TILE x TILE blocks so both sides stay in cache.
 the work across OpenMP threads above a size threshold; kernels never touch Python.
 """
 
-from cython.parallel cimport prange
+from cython.parallel cimport prange, threadid
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memcpy
 
@@ -17,10 +17,27 @@ from carray._dtype cimport BOOL, FLOAT32, FLOAT64, INT32, INT64, bool_t
 cdef extern from "_omp.h" nogil:
     int carray_max_threads()
     void carray_set_threads(int n)
+    double carray_region_enter(int nthreads)
+    void carray_thread_seen(int tid)
+    void carray_region_exit(double start, int nthreads)
 
 
 cdef int max_threads() noexcept nogil:
     return carray_max_threads()
+
+
+# Contention back-off (see _omp.h): every parallel region of carray brackets itself with these,
+# so that one module-wide state knows when worker threads start late.
+cdef double region_enter(int nthreads) noexcept nogil:
+    return carray_region_enter(nthreads)
+
+
+cdef void thread_seen(int tid) noexcept nogil:
+    carray_thread_seen(tid)
+
+
+cdef void region_exit(double start, int nthreads) noexcept nogil:
+    carray_region_exit(start, nthreads)
 
 
 def get_num_threads():
@@ -208,6 +225,7 @@ cdef void run_loop(NdLoop* it, loop1d_t fn, void* aux, void* aux2,
                    Py_ssize_t parallel_min) noexcept nogil:
     """Run `fn` over a prepared walk; split across threads when size >= parallel_min."""
     cdef Py_ssize_t total, c, nchunks = 1
+    cdef double start
     cdef int d
     if it.size == 0:
         return
@@ -227,11 +245,14 @@ cdef void run_loop(NdLoop* it, loop1d_t fn, void* aux, void* aux2,
         else:
             _run_elems(it, fn, aux, aux2, 0, total)
         return
+    start = region_enter(nchunks)
     for c in prange(nchunks, schedule="static", num_threads=nchunks):
+        thread_seen(threadid())
         if it.tiled:
             _run_tiles(it, fn, aux, aux2, total * c // nchunks, total * (c + 1) // nchunks)
         else:
             _run_elems(it, fn, aux, aux2, total * c // nchunks, total * (c + 1) // nchunks)
+    region_exit(start, nchunks)
 
 
 # ---------------------------------------------------------------------------------------------
