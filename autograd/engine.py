@@ -142,6 +142,7 @@ def _run(roots, retain_graph, create_graph, capture=None, accumulate_only=None):
                 if left == 0:
                     heapq.heappush(ready, (-nxt._seq, tick, nxt))
                     tick += 1
+            out = g = None  # drop references, so that leaves can keep gradients they own
     finally:
         _state.enabled = prev
 
@@ -230,7 +231,9 @@ def _owned(g):
     """True when no one but the engine holds g and its memory is its own and contiguous, so the
     leaf can keep it as its .grad (sys.getrefcount counts the caller's references too)."""
     d = g.data
-    return (sys.getrefcount(g) <= 4 and sys.getrefcount(d) <= 2 and d.base is None
+    # g: the buffer list, _accumulate's and our parameter, getrefcount's argument;
+    # d: g.data, our variable, getrefcount's argument
+    return (sys.getrefcount(g) <= 4 and sys.getrefcount(d) <= 3 and d.base is None
             and d.flags.c_contiguous)
 
 
