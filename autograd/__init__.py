@@ -12,7 +12,7 @@ that autograd/engine.py walks backwards. `import autograd` never imports NumPy.
 import carray as _carray
 
 from autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from autograd.tensor import Tensor
+from autograd.tensor import Tensor, device
 from autograd.function import Function, once_differentiable
 from autograd.engine import backward, grad
 from autograd import ops as _ops

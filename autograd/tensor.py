@@ -180,7 +180,9 @@ class Tensor:
 
     @property
     def device(self):
-        return self.data.device
+        """The device the data live on: autograd.device('cpu') or ('gpu'), equal to the string."""
+        name = self.data.device
+        return _DEVICES.get(name) or _DEVICES.setdefault(name, device(name))
 
     @property
     def ndim(self):
@@ -309,6 +311,33 @@ class Tensor:
             t.__class__ = type(self)
         memo[id(self)] = t
         return t
+
+
+class device(str):
+    """A device name, 'cpu' or 'gpu' ('gpu:0' and 'cuda' mean 'gpu'); a str, so it compares
+    equal to the name, with PyTorch's .type and .index."""
+
+    def __new__(cls, name="cpu", index=None):
+        text = str(name)
+        kind = text.split(":")[0]
+        if kind in ("cuda", "opencl"):
+            kind = "gpu"
+        if kind not in ("cpu", "gpu"):
+            raise RuntimeError(f"Expected one of cpu, gpu device type at start of device string: "
+                               f"{text}")
+        return str.__new__(cls, kind)
+
+    @property
+    def type(self):
+        return str(self)
+
+    index = None
+
+    def __repr__(self):
+        return f"device(type='{self}')"
+
+
+_DEVICES = {}
 
 
 def _rebuild(data, requires_grad):
