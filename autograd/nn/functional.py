@@ -332,7 +332,7 @@ class MaxPool2dGrad(_Fn):
         planes = 1
         for n in shape[:-2]:
             planes *= n
-        rows = carray.arange(planes).reshape((planes, 1))
+        rows = carray.arange(planes, device=idx.device).reshape((planes, 1))
         flat = h.reshape((planes, shape[-2] * shape[-1]))
         picked = Index.apply(flat, (rows, idx.reshape((planes, -1))))
         return picked.reshape(idx.shape), None, None
@@ -666,7 +666,7 @@ def _t_row_scale(g, reduction, divisor, m):
 
 def _targets_matrix(tg, n_classes, eps, dtype):
     """B (M, C) of the header comment, as a carray array of dtype."""
-    cls = carray.arange(n_classes)
+    cls = carray.arange(n_classes, device=tg.safe.device)
     onehot = carray.equal(carray.expand_dims(tg.safe, 1), cls).astype(dtype)
     c = tg.row_weights(dtype)
     if c is not None:
@@ -674,7 +674,8 @@ def _targets_matrix(tg, n_classes, eps, dtype):
     if not eps:
         return onehot
     b = carray.multiply(onehot, 1 - eps)
-    w = tg.w.astype(dtype) if tg.w is not None else carray.ones((n_classes,), dtype=dtype)
+    w = tg.w.astype(dtype) if tg.w is not None else \
+        carray.ones((n_classes,), dtype=dtype, device=tg.safe.device)
     spread = carray.multiply(w, eps / n_classes)
     if tg.valid is not None:
         spread = carray.multiply(spread, carray.expand_dims(tg.valid.astype(dtype), 1))
@@ -685,8 +686,9 @@ def _pick(rows, safe):
     """rows[i, safe[i]] for a carray (M, C) array."""
     m, n = rows.shape
     if rows.flags.c_contiguous:
-        return rows.reshape(-1)[carray.add(carray.multiply(carray.arange(m), n), safe)]
-    return rows[carray.arange(m), safe]
+        return rows.reshape(-1)[carray.add(carray.multiply(carray.arange(m, device=safe.device),
+                                                           n), safe)]
+    return rows[carray.arange(m, device=safe.device), safe]
 
 
 def _finish_loss(per_row, tg, reduction, target_shape):
@@ -696,7 +698,7 @@ def _finish_loss(per_row, tg, reduction, target_shape):
     total = carray.sum(per_row)
     if reduction == "mean":
         total = carray.divide(total, tg.divisor) if tg.divisor else \
-            carray.full((), float("nan"), dtype=per_row.dtype)
+            carray.full((), float("nan"), dtype=per_row.dtype, device=per_row.device)
     return wrap(total)
 
 
@@ -1111,11 +1113,12 @@ def pad(input, pad, mode="constant", value=None):
         dim = nd - 1 - i
         lo, hi = pad[2 * i], pad[2 * i + 1]
         out = Index.apply(out, (slice(None),) * dim + (_pad_index(mode, out.shape[dim], lo, hi,
-                                                                  dim, input.shape),))
+                                                                  dim, input.shape,
+                                                                  input.device),))
     return out
 
 
-def _pad_index(mode, n, lo, hi, dim, shape):
+def _pad_index(mode, n, lo, hi, dim, shape, device="cpu"):
     """Source positions along a dim of size n padded by (lo, hi) in mode, as an int64 array."""
     if mode == "reflect" and (lo >= n or hi >= n):
         raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
@@ -1126,7 +1129,7 @@ def _pad_index(mode, n, lo, hi, dim, shape):
     if n == 0:
         raise RuntimeError(f"{mode} padding of an empty dimension {dim} of input "
                            f"{list(shape)}")
-    j = carray.arange(-lo, n + hi)
+    j = carray.arange(-lo, n + hi, device=device)
     if mode == "replicate":
         return carray.clip(j, 0, n - 1)
     if mode == "circular":
@@ -1151,7 +1154,7 @@ def one_hot(tensor, num_classes=-1):
             raise RuntimeError("Class values must be non-negative.")
         if int(carray.max(d)) >= num_classes:
             raise RuntimeError("Class values must be smaller than num_classes.")
-    hot = carray.equal(carray.expand_dims(d, -1), carray.arange(num_classes))
+    hot = carray.equal(carray.expand_dims(d, -1), carray.arange(num_classes, device=d.device))
     return wrap(hot.astype(carray.int64))
 
 
@@ -1172,10 +1175,12 @@ class Embedding(_Fn):
         flat = ctx.idx.reshape(-1)
         scale = None
         if ctx.by_freq or ctx.padding_idx is not None:
-            scale = carray.ones((flat.size,), dtype=g.data.dtype)
+            dev = g.data.device
+            scale = carray.ones((flat.size,), dtype=g.data.dtype, device=dev)
             if ctx.by_freq:
-                counts = carray.zeros((v,), dtype=g.data.dtype)
-                carray.add_at(counts, flat, carray.ones((flat.size,), dtype=g.data.dtype))
+                counts = carray.zeros((v,), dtype=g.data.dtype, device=dev)
+                carray.add_at(counts, flat, carray.ones((flat.size,), dtype=g.data.dtype,
+                                                        device=dev))
                 scale = carray.reciprocal(counts[flat])
             if ctx.padding_idx is not None:
                 scale = carray.where(carray.equal(flat, ctx.padding_idx), 0.0, scale)
@@ -1188,7 +1193,7 @@ class Embedding(_Fn):
         rows = g.data.reshape((-1, dim))
         if scale is not None:
             rows = carray.multiply(rows, scale)
-        out = carray.zeros(ctx.shape, dtype=g.data.dtype)
+        out = carray.zeros(ctx.shape, dtype=g.data.dtype, device=g.data.device)
         carray.add_at(out, flat, rows)
         return wrap(out), None, None, None
 
