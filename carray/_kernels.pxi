@@ -483,10 +483,36 @@ cdef void predicate_loop(char** d, const Py_ssize_t* s, Py_ssize_t n, T* tag,
 
 cdef void where_loop(char** d, const Py_ssize_t* s, Py_ssize_t n, T* tag,
                      void* unused) noexcept nogil:
+    # both values are loaded before the select, so it compiles to a blend (no branch to
+    # mispredict on a random mask); the contiguous case gets its own vectorisable loop
     cdef Py_ssize_t i
+    cdef T* o
+    cdef const T* a
+    cdef const T* b
+    cdef const bool_t* c
+    cdef T va, vb
+    if s[0] == sizeof(T) and s[1] == 1 and (s[2] == sizeof(T) or s[2] == 0) and \
+            (s[3] == sizeof(T) or s[3] == 0):
+        o, c, a, b = <T*>d[0], <const bool_t*>d[1], <const T*>d[2], <const T*>d[3]
+        va, vb = a[0], b[0]
+        if s[2] and s[3]:
+            for i in range(n):
+                o[i] = a[i] if c[i] else b[i]
+        elif s[2]:      # y a broadcast scalar
+            for i in range(n):
+                o[i] = a[i] if c[i] else vb
+        elif s[3]:      # x a broadcast scalar
+            for i in range(n):
+                o[i] = va if c[i] else b[i]
+        else:
+            for i in range(n):
+                o[i] = va if c[i] else vb
+        return
+    cdef Py_ssize_t sa = s[2], sb = s[3]
     for i in range(n):
-        (<T*>(d[0] + i * s[0]))[0] = (<T*>(d[2] + i * s[2]))[0] \
-            if (<bool_t*>(d[1] + i * s[1]))[0] else (<T*>(d[3] + i * s[3]))[0]
+        # select the address, not the value: a conditional move instead of a branch
+        (<T*>(d[0] + i * s[0]))[0] = (<T*>((d[2] + i * sa) if (<bool_t*>(d[1] + i * s[1]))[0]
+                                          else (d[3] + i * sb)))[0]
 
 
 cdef T _pairwise_sum(char* a, Py_ssize_t n, Py_ssize_t step, T* tag) noexcept nogil:
