@@ -2,7 +2,8 @@
 
 A key names what a kernel is specialised on (op, dtypes, rank, layout); the built Kernel object is
 kept per key for the life of the runtime's context, and pyopencl keeps the compiled binaries on
-disk between runs. CARRAY_DEBUG=1 logs every build, CARRAY_DEBUG=2 also prints its source.
+disk between runs. CARRAY_DEBUG=1 logs every build, CARRAY_DEBUG=2 also prints its source;
+CARRAY_OPENCL_BUILD_OPTIONS adds compiler options (for tuning, e.g. -cl-nv-maxrregcount=128).
 """
 
 import os
@@ -50,7 +51,8 @@ def kernel(key, names, make_source, idx="int", fp64=False):
         print(f"carray.opencl: building {key}", file=sys.stderr)
     if rt.debug >= 2:
         print(source, file=sys.stderr)
-    program = rt.cl.Program(rt.context, source).build()
+    program = rt.cl.Program(rt.context, source).build(
+        options=os.environ.get("CARRAY_OPENCL_BUILD_OPTIONS", "").split())
     if isinstance(names, str):
         k = getattr(program, names)
     else:

@@ -114,9 +114,69 @@ def _source(kind, code, nums, is_arr, rank, vec, expr):
                          out_t=CL[nums[0]], vec=vec, vbody=vbody)
 
 
+_plans = {}          # launch key (op, types, layouts, offsets) -> _Plan
+_PLANS_MAX = 4096
+
+
+class _Plan:
+    """What a repeated launch of one elementwise op on one layout reuses: the kernel, its packed
+    layout arguments, the global and local sizes, and where each scalar operand goes."""
+    __slots__ = ("knl", "consts", "gsize", "lsize", "scalars")
+
+    def __init__(self, knl, consts, gsize, lsize, scalars):
+        self.knl, self.consts, self.gsize, self.lsize = knl, consts, gsize, lsize
+        self.scalars = scalars       # ((argument index, carray type number), ...)
+
+
 def run(kind, code, t, out, inputs):
     """out[...] = op(inputs...) elementwise. `out` is a device Array; each input is a device
-    Array broadcastable to out's shape or a host 0-d Array (a scalar). t: the compute type."""
+    Array broadcastable to out's shape or a host 0-d Array (a scalar). t: the compute type.
+
+    The launch is planned once per key (op, types, shapes, strides, offsets): a repeat only
+    gathers the buffers and scalar values, sets them and enqueues (the G3 path)."""
+    oc = out._cl()
+    obuf = oc[0]
+    key = [kind, code, t, oc[1:]]
+    bufs = [0, obuf]
+    svals = None
+    k = 0
+    for x in inputs:
+        k += 1
+        xc = x._cl()
+        buf = xc[0]
+        if buf is None:
+            key.append(xc[2])
+            if svals is None:
+                svals = []
+            svals.append(x.item())
+        elif buf is obuf:
+            key = None      # the output's buffer read through another operand: no plan
+            break
+        else:
+            key.append(xc[1:])
+            bufs.append(k)
+            bufs.append(buf)
+    if key is not None:
+        plan = _plans.get(tuple(key))
+        if plan is not None:
+            knl = plan.knl
+            set_buffers(knl, bufs)
+            if svals is None:
+                set_bytes(knl, plan.consts)
+            else:
+                c = list(plan.consts)
+                for (i, num), v in zip(plan.scalars, svals):
+                    c.append(i)
+                    c.append(_layout.pack_scalar(num, v))
+                set_bytes(knl, c)
+            _enqueue(runtime().queue, knl, plan.gsize, plan.lsize)
+            return out
+    return _run_planned(kind, code, t, out, inputs, None if key is None else tuple(key))
+
+
+def _run_planned(kind, code, t, out, inputs, plan_key):
+    """run() the first time for plan_key (or every time when it is None): lay the operands
+    out, build the kernel, launch it, and keep the plan under plan_key."""
     rt = runtime()
     obuf, ooff, onum, shape, ost = out._cl()
     n = 1
@@ -164,25 +224,72 @@ def run(kind, code, t, out, inputs):
         layout = _layout.pack(idx, list(cshape) + flat_st + offs)
         items = n
     launch(knl, items, args + [layout, _layout.pack(idx, [n])])
+    if plan_key is not None:
+        if len(_plans) >= _PLANS_MAX:
+            _plans.clear()
+        nin = len(inputs)
+        g = rt.max_group
+        _plans[plan_key] = _Plan(knl, (nin + 1, layout, nin + 2, _layout.pack(idx, [n])),
+                            (-(-items // g) * g,), (g,),
+                            tuple((k, nums[k]) for k in range(1, nin + 1) if not is_arr[k]))
     return out
 
 
-_last_args = {}      # kernel -> the arguments last set on it (they persist between launches)
+def _set_generic(knl, pairs):
+    for i in range(0, len(pairs), 2):
+        knl.set_arg(pairs[i], pairs[i + 1])
+
+
+# Kernel.set_arg on a bytes value tries other argument kinds first and costs ~6 us a call;
+# pyopencl's one-call setters cost ~0.1 us: _set_arg_multi for buffers, _set_arg_buf_multi for
+# by-value arguments given as bytes. Both take (index, value, index, value, ...).
+
+def set_buffers(knl, pairs):
+    """Set buffer arguments of knl: pairs = [index, buffer, index, buffer, ...]."""
+    try:
+        knl._set_arg_multi(tuple(pairs))
+    except AttributeError:          # a pyopencl without it
+        _set_generic(knl, pairs)
+
+
+def set_bytes(knl, pairs):
+    """Set by-value arguments of knl: pairs = [index, bytes, index, bytes, ...]."""
+    try:
+        knl._set_arg_buf_multi(tuple(pairs))
+    except AttributeError:
+        _set_generic(knl, pairs)
+
+
+_cl_enqueue = None
+
+
+def _enqueue(queue, knl, gsize, lsize):
+    """Enqueue knl (its arguments set) through pyopencl._cl directly: no wait list, no keyword
+    handling. pyopencl is imported on first use, as everywhere in this package."""
+    global _cl_enqueue
+    if _cl_enqueue is None:
+        from pyopencl._cl import enqueue_nd_range_kernel as _cl_enqueue
+    _cl_enqueue(queue, knl, gsize, lsize, None, None, False, False)
 
 
 def launch(knl, items, args, group=None):
     """Enqueue knl over `items` work items (rounded up to whole work groups); no wait.
 
-    By-value arguments (bytes) equal to the ones the kernel already holds are not set again:
-    setting one costs microseconds on some drivers, and a loop repeats the same shapes."""
+    args: buffers and by-value arguments (bytes), in the kernel's order. Every argument is set
+    on every launch, buffers in one call and by-value ones in another (both cheap)."""
     rt = runtime()
     g = group or rt.max_group
-    prev = _last_args.get(knl)
-    if prev is None or len(prev) != len(args):
-        knl.set_args(*args)
-    else:
-        for i, a in enumerate(args):
-            if type(a) is not bytes or a != prev[i]:
-                knl.set_arg(i, a)
-    _last_args[knl] = args
-    rt.cl.enqueue_nd_range_kernel(rt.queue, knl, (-(-items // g) * g,), (g,))
+    bufs = []
+    vals = []
+    for i, a in enumerate(args):
+        if type(a) is bytes:
+            vals.append(i)
+            vals.append(a)
+        else:
+            bufs.append(i)
+            bufs.append(a)
+    if bufs:
+        set_buffers(knl, bufs)
+    if vals:
+        set_bytes(knl, vals)
+    _enqueue(rt.queue, knl, (-(-items // g) * g,), (g,))

@@ -1,11 +1,18 @@
 """matmul on the device: operands brought to row-major batches, then one tiled, register-blocked
 GEMM kernel (matmul.cl) over the batch. Tile shapes are chosen by problem size and can be set
-with CARRAY_OPENCL_GEMM="TM,TN,BK,WM,WN" (for tuning)."""
+with CARRAY_OPENCL_GEMM="TM,TN,BK,WM,WN" (for tuning).
+
+float32 problems whose M, N, K are multiples of a fast tile (and whose offsets allow float4
+access) take matmul.cl's fast kernel: 8 x 8 per work item, float4 loads, double-buffered local
+tiles. CARRAY_OPENCL_GEMM with WM = WN = 8 sets its tile too; CARRAY_OPENCL_GEMM_FAST=0 turns it
+off, CARRAY_OPENCL_GEMM_PAD sets its local padding (4; a multiple of 4 floats)."""
 
 import os
+import struct
 
 from carray._opencl import _cache
 from carray._opencl._runtime import runtime
+from carray._opencl._elementwise import _enqueue, set_buffers, set_bytes
 
 CL = _cache.CL_TYPES
 BOOL, INT32, INT64, FLOAT32, FLOAT64 = range(5)
@@ -22,13 +29,41 @@ def _config(M, N, t):
     return SMALL
 
 
-def _kernel(t, cfg):
+FAST_TILES = ((128, 128, 8), (64, 128, 8), (64, 64, 8))   # (TM, TN, BK), largest first
+INT_LIMIT = 2**31 - 1
+
+
+def _fast_config(M, N, K, nbatch):
+    """The fast kernel's (TM, TN, BK) for a float32 problem of this shape, or None when no
+    fast tile divides it (or CARRAY_OPENCL_GEMM names a non-8x8 tile, or the fast path is off).
+    The largest tile that still gives every compute unit two work groups, else the smallest."""
+    if os.environ.get("CARRAY_OPENCL_GEMM_FAST", "1") == "0":
+        return None
+    env = os.environ.get("CARRAY_OPENCL_GEMM")
+    if env:
+        tm, tn, bk, wm, wn = (int(x) for x in env.split(","))
+        tiles = ((tm, tn, bk),) if wm == wn == 8 and bk % 4 == 0 else ()
+    else:
+        tiles = FAST_TILES
+    fits = [c for c in tiles if M % c[0] == 0 and N % c[1] == 0 and K % c[2] == 0]
+    if not fits:
+        return None
+    want = 2 * runtime().device.max_compute_units
+    for c in fits:
+        if (M // c[0]) * (N // c[1]) * nbatch >= want:
+            return c
+    return fits[-1]
+
+
+def _kernel(t, cfg, fast=False):
     tm, tn, bk, wm, wn = cfg
     mac = "acc |= (a) & (b)" if t == BOOL else "acc = fma(a, b, acc)" if t >= FLOAT32 else \
         "acc += (a) * (b)"
-    return _cache.kernel(("gemm", t, cfg), "gemm",
+    pad = int(os.environ.get("CARRAY_OPENCL_GEMM_PAD", "4")) // 4 * 4 if fast else 0   # float4
+    return _cache.kernel(("gemm", t, cfg, fast, pad), "gemm",
                          lambda: _cache.render("matmul.cl", t=CL[t], tm=tm, tn=tn, bk=bk, wm=wm,
-                                               wn=wn, mac=mac.replace("acc", "(acc)")),
+                                               wn=wn, mac=mac.replace("acc", "(acc)"),
+                                               fast=int(fast), pad=pad),
                          "long", t == FLOAT64)
 
 
@@ -79,17 +114,22 @@ def matmul(a, b, c, a1, b1, batch):
         bbuf, boff, sb, ldb = _batched(B, batch, nbatch, K, N)
         cbuf, coff = target._cl()[:2]
         t = c.dtype.num
-        cfg = _config(M, N, t)
+        fast = _fast_config(M, N, K, nbatch) if t == FLOAT32 else None
+        if fast and all(o % 4 == 0 for o in (aoff, boff, coff)) and \
+                max(aoff + max(sa * nbatch, M * K), boff + max(sb * nbatch, K * N),
+                    coff + M * N * nbatch) <= INT_LIMIT:
+            cfg = fast + (8, 8)
+            fmt, ints = "i", (K, lda, ldb, N, sa, sb, M * N, aoff, boff, coff)
+        else:
+            fast = None
+            cfg = _config(M, N, t)
+            fmt, ints = "q", (M, N, K, lda, ldb, N, sa, sb, M * N, aoff, boff, coff)
         tm, tn, bk, wm, wn = cfg
-        knl = _kernel(t, cfg)
-        import struct
-        q = lambda v: struct.pack("q", v)  # noqa: E731
-        knl.set_args(cbuf, abuf, bbuf, q(M), q(N), q(K), q(lda), q(ldb), q(N), q(sa), q(sb),
-                     q(M * N), q(aoff), q(boff), q(coff))
+        knl = _kernel(t, cfg, fast is not None)
+        set_buffers(knl, [0, cbuf, 1, abuf, 2, bbuf])
+        set_bytes(knl, [v for i, x in enumerate(ints, 3) for v in (i, struct.pack(fmt, x))])
         nx, ny = tn // wn, tm // wm
-        gx = -(-N // tn) * nx
-        gy = -(-M // tm) * ny
-        rt.cl.enqueue_nd_range_kernel(rt.queue, knl, (gx, gy, nbatch), (nx, ny, 1))
+        _enqueue(rt.queue, knl, (-(-N // tn) * nx, -(-M // tm) * ny, nbatch), (nx, ny, 1))
     if target is not c:
         c[...] = target
     return c

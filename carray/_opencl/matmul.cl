@@ -17,6 +17,7 @@
 #define NT (NX * NY)
 #define MAC(acc, a, b) $mac
 
+#if !$fast
 __kernel __attribute__((reqd_work_group_size(NX, NY, 1)))
 void gemm(__global T* restrict C, __global const T* restrict A, __global const T* restrict B,
           const long M, const long N, const long K, const long lda, const long ldb,
@@ -69,3 +70,107 @@ void gemm(__global T* restrict C, __global const T* restrict A, __global const T
         }
     }
 }
+#else
+
+// The fast path (float, contiguous, tile-aligned): M % TM == N % TN == K % BK == 0, every row
+// step and offset a multiple of 4 floats, every index within int. WM = WN = 8: a work item
+// holds an 8 x 8 block of C as two 4-row by two 4-column quarters (rows ty*4 and TM/2 + ty*4,
+// columns tx*4 and TN/2 + tx*4), so each k step reads four float4 from local memory for 64 FMAs.
+// Tiles are loaded from global memory as float4 into registers one step ahead (prefetch) and
+// stored to the other half of double-buffered local memory: one barrier per BK step. As is kept
+// transposed (k-major) with rows padded by PAD floats against bank conflicts on its stores.
+
+#define PAD $pad
+#define LDA_T (TM + PAD)
+#define NA ((TM * BK / 4 + NT - 1) / NT)      // float4 loads of A per work item
+#define NB ((BK * TN / 4 + NT - 1) / NT)      // float4 loads of B per work item
+
+__kernel __attribute__((reqd_work_group_size(NX, NY, 1)))
+void gemm(__global float* restrict C, __global const float* restrict A,
+          __global const float* restrict B, const int K, const int lda, const int ldb,
+          const int ldc, const int sa, const int sb, const int sc, const int offa,
+          const int offb, const int offc)
+{
+    __local float As[2][BK][LDA_T];
+    __local float4 Bs[2][BK][TN / 4];
+    const int tx = get_local_id(0), ty = get_local_id(1);
+    const int tid = ty * NX + tx;
+    const int m0 = get_group_id(1) * TM, n0 = get_group_id(0) * TN;
+    const int bz = get_group_id(2);
+    A += offa + bz * sa + m0 * lda;
+    B += offb + bz * sb + n0;
+    C += offc + bz * sc + m0 * ldc + n0;
+    float4 ra[NA], rb[NB];
+    float4 acc[8][2];
+    #pragma unroll
+    for (int i = 0; i < 8; ++i) acc[i][0] = acc[i][1] = (float4)(0.0f);
+
+    // global -> registers: A tile (TM rows x BK columns) as float4 along k, B tile (BK rows x
+    // TN columns) as float4 along n; consecutive work items read consecutive float4s
+#define LOAD(k0) \
+    _Pragma("unroll") \
+    for (int l = 0; l < NA; ++l) { \
+        int e = tid + l * NT; \
+        if (NA * NT == TM * BK / 4 || e < TM * BK / 4) \
+            ra[l] = *(__global const float4*)(A + (e / (BK / 4)) * lda + (k0) + \
+                                              (e % (BK / 4)) * 4); \
+    } \
+    _Pragma("unroll") \
+    for (int l = 0; l < NB; ++l) { \
+        int e = tid + l * NT; \
+        if (NB * NT == BK * TN / 4 || e < BK * TN / 4) \
+            rb[l] = *(__global const float4*)(B + ((k0) + e / (TN / 4)) * ldb + \
+                                              (e % (TN / 4)) * 4); \
+    }
+    // registers -> local half s
+#define STORE(s) \
+    _Pragma("unroll") \
+    for (int l = 0; l < NA; ++l) { \
+        int e = tid + l * NT; \
+        if (NA * NT == TM * BK / 4 || e < TM * BK / 4) { \
+            int r = e / (BK / 4), c = (e % (BK / 4)) * 4; \
+            As[s][c][r] = ra[l].x; As[s][c + 1][r] = ra[l].y; \
+            As[s][c + 2][r] = ra[l].z; As[s][c + 3][r] = ra[l].w; \
+        } \
+    } \
+    _Pragma("unroll") \
+    for (int l = 0; l < NB; ++l) { \
+        int e = tid + l * NT; \
+        if (NB * NT == BK * TN / 4 || e < BK * TN / 4) \
+            Bs[s][e / (TN / 4)][e % (TN / 4)] = rb[l]; \
+    }
+
+    LOAD(0)
+    STORE(0)
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int s = 0;
+    for (int k0 = 0; k0 < K; k0 += BK) {
+        const bool more = k0 + BK < K;
+        if (more) { LOAD(k0 + BK) }
+        #pragma unroll
+        for (int k = 0; k < BK; ++k) {
+            const float4 a0 = *(__local const float4*)&As[s][k][ty * 4];
+            const float4 a1 = *(__local const float4*)&As[s][k][TM / 2 + ty * 4];
+            const float4 b0 = Bs[s][k][tx];
+            const float4 b1 = Bs[s][k][TN / 8 + tx];
+            const float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+            #pragma unroll
+            for (int i = 0; i < 8; ++i) {
+                acc[i][0] = fma((float4)(a[i]), b0, acc[i][0]);
+                acc[i][1] = fma((float4)(a[i]), b1, acc[i][1]);
+            }
+        }
+        if (more) {
+            s ^= 1;
+            STORE(s)
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    #pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        const int r = (i < 4 ? ty * 4 + i : TM / 2 + ty * 4 + i - 4);
+        *(__global float4*)(C + r * ldc + tx * 4) = acc[i][0];
+        *(__global float4*)(C + r * ldc + TN / 2 + tx * 4) = acc[i][1];
+    }
+}
+#endif

@@ -214,6 +214,28 @@ def test_matmul_tiles_and_out():
     same(out, ca.array(na) @ ca.array(nb), 1e-3)
 
 
+@pytest.mark.parametrize("tile", [None, "64,64,8,8,8", "128,128,16,8,8", "64,128,16,8,8",
+                                  "128,64,8,8,8"])
+def test_matmul_fast_path(tile, monkeypatch):
+    """float32 shapes that are multiples of a fast tile (batched, broadcast, transposed, an
+    offset view, an out= view) against the host, and an unaligned K falling back."""
+    if tile:
+        monkeypatch.setenv("CARRAY_OPENCL_GEMM", tile)
+    cases = [((128, 64), (64, 128)), ((2, 128, 128), (128, 256)), ((3, 128, 64), (3, 64, 128)),
+             ((256, 128), (2, 128, 128)), ((128, 100), (100, 128))]
+    for sa, sb in cases:
+        na, nb = values("float32", sa), values("float32", sb)
+        same(ca.array(na).to("gpu") @ ca.array(nb).to("gpu"), ca.array(na) @ ca.array(nb), 1e-3)
+    na, nb = values("float32", (136, 128)), values("float32", (128, 256))
+    a, b = ca.array(na), ca.array(nb)
+    ga, gb = a.to("gpu")[8:], ca.array(nb.T.copy()).to("gpu").T     # offset rows, transposed
+    same(ga @ gb, a[8:] @ b, 1e-3)
+    out = ca.zeros((2, 128, 256), device="gpu")
+    ca.matmul(ga, gb, out=out[1])
+    same(out[1], a[8:] @ b, 1e-3)
+    same(out[0], ca.zeros((128, 256)))
+
+
 # -- indexing and joins ----------------------------------------------------------------------
 
 KEYS = [(np.array([0, 2, 1]),), (slice(None), np.array([[1, 0], [3, 3]])),
