@@ -35,8 +35,8 @@ class _Binary(_Builtin):
         tb = isinstance(b, Tensor)
         if not (ta or a.__class__ in _NUMBERS) or not (tb or b.__class__ in _NUMBERS):
             return Function.apply.__func__(cls, _as_operand(a, b), _as_operand(b, a))
-        ctx = _new(cls)
         if (ta and a._rg or tb and b._rg) and _state.enabled:
+            ctx = _new(cls)
             ctx.needs_input_grad = _NEEDS[ta and a._rg, tb and b._rg]
             out = cls.forward(ctx, a, b)
             ctx.next_functions = (_edge(a) if ta else _NO_EDGE, _edge(b) if tb else _NO_EDGE)
@@ -50,8 +50,8 @@ class _Binary(_Builtin):
             _refresh_view(a if ta else b)  # a view whose base got a history in place since
             _refresh_view(b if tb else a)
             return cls.apply(a, b)
-        ctx.needs_input_grad = _NO
-        return cls.forward(ctx, a, b)
+        # nothing to record: no node at all
+        return wrap(cls.compute(a.data if ta else a, b.data if tb else b))
 
 
 class Add(_Binary):
@@ -64,6 +64,8 @@ class Add(_Binary):
         ctx.a = a
         ctx.b = b
         return wrap(carray.add(a, b))
+
+    compute = staticmethod(carray.add)
 
     @staticmethod
     def backward(ctx, g):
@@ -82,6 +84,8 @@ class Sub(_Binary):
         ctx.a = a
         ctx.b = b
         return wrap(carray.subtract(a, b))
+
+    compute = staticmethod(carray.subtract)
 
     @staticmethod
     def backward(ctx, g):
@@ -105,6 +109,8 @@ class Mul(_Binary):
         ctx.a = a
         ctx.b = b
         return wrap(carray.multiply(a, b))
+
+    compute = staticmethod(carray.multiply)
 
     @staticmethod
     def backward(ctx, g):
@@ -131,10 +137,14 @@ class Div(_Binary):
         b = b.data if isinstance(b, Tensor) else b
         ctx.a = a
         ctx.b = b
+        return wrap(Div.compute(a, b))
+
+    @staticmethod
+    def compute(a, b):
         out = carray.divide(a, b)
         if out.dtype == carray.float64 and _int_operand(a) and _int_operand(b):
             out = out.astype(_default_float())  # int / int gives the default float (PyTorch)
-        return wrap(out)
+        return out
 
     @staticmethod
     def backward(ctx, g):
@@ -436,7 +446,9 @@ class Relu(_Builtin):
     @staticmethod
     def backward(ctx, g):
         (out,) = ctx.saved_tensors
-        return g * wrap(carray.greater(out.data, 0).astype(g.data.dtype))
+        if _state.enabled:  # create_graph: keep the graph
+            return g * wrap(carray.greater(out.data, 0).astype(g.data.dtype))
+        return wrap(carray.where(carray.greater(out.data, 0), g.data, 0))
 
 
 class Abs(_Builtin):

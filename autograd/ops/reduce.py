@@ -6,6 +6,7 @@ import collections
 import carray
 
 from autograd.function import Function
+from autograd.grad_mode import _state
 from autograd.ops.arith import Where
 from autograd.ops._util import meta, norm_dim, norm_dims, reduce_grad, wrap
 
@@ -28,6 +29,11 @@ def _count(shape, dims):
 
 def _expand_back(g, shape, dims, keepdim):
     """A reduction's output gradient broadcast back over the input's shape."""
+    if not _state.enabled:  # not recording (no create_graph): a broadcast view of the data
+        d = g.data
+        if not keepdim and dims:
+            d = d.reshape(_kept_shape(shape, dims))
+        return wrap(carray.broadcast_to(d, shape))
     if not keepdim and dims:
         g = g.reshape(_kept_shape(shape, dims))
     return g.expand(shape)
