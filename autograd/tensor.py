@@ -203,7 +203,7 @@ class Tensor:
         """The shape, or its length along dim."""
         if dim is None:
             return self.data.shape
-        return self.data.shape[_dim(dim, self.data.ndim)]
+        return self.data.shape[norm_dim(dim, self.data.ndim)]
 
     def dim(self):
         return self.data.ndim
@@ -221,7 +221,7 @@ class Tensor:
         """Strides in elements (PyTorch's convention), or the stride along dim."""
         item = self.data.itemsize
         strides = tuple(s // item for s in self.data.strides)
-        return strides if dim is None else strides[_dim(dim, self.data.ndim)]
+        return strides if dim is None else strides[norm_dim(dim, self.data.ndim)]
 
     def is_contiguous(self):
         return self.data.flags.c_contiguous
@@ -346,13 +346,14 @@ def _rebuild(data, requires_grad):
     return t
 
 
-def _dim(dim, ndim):
-    """dim wrapped into [0, ndim) (IndexError naming the range otherwise)."""
+def norm_dim(dim, ndim):
+    """dim wrapped into [0, ndim) (a 0-d tensor accepts 0 and -1); IndexError naming the range
+    otherwise, as PyTorch. Shared by every op taking a dim."""
     n = max(ndim, 1)
     try:
         d = operator.index(dim)
     except TypeError:
-        raise TypeError(f"dim must be an int, got {type(dim).__name__}") from None
+        raise TypeError(f"dim must be an int, not {type(dim).__name__}") from None
     if not -n <= d < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
                          f"but got {d})")

@@ -16,7 +16,25 @@ def _index(n, idx):
     return idx % n
 
 
-class Sequential(Module):
+class _Numbered(Module):
+    """What Sequential and ModuleList share: children named "0", "1", ... in order."""
+
+    def __delitem__(self, idx):
+        keys = list(self._modules)
+        doomed = keys[idx] if isinstance(idx, slice) else [keys[_index(len(keys), idx)]]
+        for key in doomed:
+            del self._modules[key]
+        self.__dict__["_modules"] = OrderedDict(
+            (str(i), m) for i, m in enumerate(self._modules.values()))
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+
+class Sequential(_Numbered):
     """Sequential(*modules) or Sequential(OrderedDict(name=module)): forward feeds the input
     through the children in order."""
 
@@ -43,20 +61,6 @@ class Sequential(Module):
     def __setitem__(self, idx, module):
         key = list(self._modules)[_index(len(self._modules), idx)]
         setattr(self, key, module)
-
-    def __delitem__(self, idx):
-        keys = list(self._modules)
-        doomed = keys[idx] if isinstance(idx, slice) else [keys[_index(len(keys), idx)]]
-        for key in doomed:
-            del self._modules[key]
-        self.__dict__["_modules"] = OrderedDict(
-            (str(i), m) for i, m in enumerate(self._modules.values()))
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
 
     def append(self, module):
         """Add module at the end; returns self."""
@@ -88,7 +92,7 @@ class Sequential(Module):
         return module
 
 
-class ModuleList(Module):
+class ModuleList(_Numbered):
     """ModuleList(modules=None): a list of modules whose parameters the parent Module sees."""
 
     def __init__(self, modules=None):
@@ -103,20 +107,6 @@ class ModuleList(Module):
 
     def __setitem__(self, idx, module):
         self.add_module(str(_index(len(self._modules), idx)), module)
-
-    def __delitem__(self, idx):
-        keys = list(self._modules)
-        doomed = keys[idx] if isinstance(idx, slice) else [keys[_index(len(keys), idx)]]
-        for key in doomed:
-            del self._modules[key]
-        self.__dict__["_modules"] = OrderedDict(
-            (str(i), m) for i, m in enumerate(self._modules.values()))
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
 
     def __iadd__(self, modules):
         return self.extend(modules)

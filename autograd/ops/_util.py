@@ -1,10 +1,8 @@
 """What every op file shares: wrapping arrays, the one gradient-reduction helper, dim checks."""
 
-import operator
-
 import carray
 
-from autograd.tensor import Tensor
+from autograd.tensor import Tensor, norm_dim  # noqa: F401  (norm_dim: for the ops)
 
 wrap = Tensor._wrap
 
@@ -59,19 +57,6 @@ def reduce_to_shape(g, shape):
     if lead:
         g = g.reshape(shape)
     return g
-
-
-def norm_dim(dim, ndim):
-    """dim in [0, ndim) (a 0-d tensor accepts 0 and -1). IndexError otherwise, as PyTorch."""
-    n = max(ndim, 1)
-    try:
-        d = operator.index(dim)
-    except TypeError:
-        raise TypeError(f"dim must be an int, not {type(dim).__name__}") from None
-    if not -n <= d < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-                         f"but got {d})")
-    return d % n
 
 
 def norm_dims(dim, ndim):
