@@ -11,7 +11,7 @@ from autograd.ops import arith, inplace as _inplace_mod, reduce, shape
 from autograd.ops._util import data_of, norm_dim, reduce_to_shape as _reduce_to_shape, wrap
 from autograd.ops.arith import (Abs, Add, Ceil, Clamp, Cos, Div, Exp, Expm1, Floor, Log, Log1p,
                                 Maximum, Minimum, Mul, Neg, Pow, Relu, Sigmoid, Sign, Sin, Sqrt,
-                                Sub, Tanh, Where)
+                                Sub, Tanh, Where, promote_pair)
 from autograd.ops.inplace import inplace, raw_binary
 from autograd.ops.reduce import (AmaxDims, LogSoftmax, LogSumExp, MatMul, MaxAll, MaxDim, Mean,
                                  MaxMin, Prod, Softmax, Sum, Var)
@@ -70,8 +70,9 @@ def div(input, other, *, rounding_mode=None):
 
 def pow(input, exponent):
     """input ** exponent (either may be a number)."""
-    return Pow.apply(_tensor_arg(input), _tensor_arg(exponent, input if isinstance(input, Tensor)
-                                                     else None))
+    a, b = promote_pair(_tensor_arg(input),
+                        _tensor_arg(exponent, input if isinstance(input, Tensor) else None))
+    return Pow.apply(a, b)
 
 
 def neg(input):
@@ -84,18 +85,18 @@ def matmul(input, other):
 
 
 def maximum(input, other):
-    return Maximum.apply(input, other)
+    return Maximum.apply(*promote_pair(input, other))
 
 
 def minimum(input, other):
-    return Minimum.apply(input, other)
+    return Minimum.apply(*promote_pair(input, other))
 
 
 def where(condition, input=None, other=None):
     """input where condition else other (broadcasting; input/other may be numbers)."""
     if input is None and other is None:
         raise TypeError("where(condition) with one argument is not supported; use nonzero()")
-    return Where.apply(condition, _tensor_arg(input), _tensor_arg(other))
+    return Where.apply(condition, *promote_pair(_tensor_arg(input), _tensor_arg(other)))
 
 
 def clamp(input, min=None, max=None):

@@ -22,6 +22,28 @@ class _Builtin(Function):
 # binary
 # ---------------------------------------------------------------------------------------------
 
+def promote_pair(a, b):
+    """a and b, tensors cast (differentiably) to the dtype PyTorch gives their result: the
+    highest category (bool < int < float) wins, and within it dimensioned tensors outrank 0-d
+    ones (so float32 * float64-0d stays float32, int64 + float32 gives float32). Python numbers
+    are left to carray (weak scalars, as in PyTorch)."""
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+        return a, b
+    da, db = a.data.dtype, b.data.dtype
+    if da == db:
+        return a, b
+    ka, kb = _CATEGORY[da.kind], _CATEGORY[db.kind]
+    if ka != kb:
+        target = da if ka > kb else db
+    else:
+        pa, pb = a.data.ndim > 0, b.data.ndim > 0
+        target = da if pa and not pb else db if pb and not pa else carray.promote_types(da, db)
+    return (a if da == target else a.to(target)), (b if db == target else b.to(target))
+
+
+_CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2}
+
+
 class _Binary(_Builtin):
     """Base of add, sub, mul, div: `apply` does the bookkeeping of Function.apply inline (these
     ops dominate small-tensor code, so their per-call overhead is kept to the minimum). forward
@@ -35,6 +57,8 @@ class _Binary(_Builtin):
         tb = isinstance(b, Tensor)
         if not (ta or a.__class__ in _NUMBERS) or not (tb or b.__class__ in _NUMBERS):
             return Function.apply.__func__(cls, _as_operand(a, b), _as_operand(b, a))
+        if ta and tb and a.data.dtype != b.data.dtype:
+            a, b = promote_pair(a, b)
         if (ta and a._rg or tb and b._rg) and _state.enabled:
             ctx = _new(cls)
             ctx.needs_input_grad = _NEEDS[ta and a._rg, tb and b._rg]
