@@ -57,7 +57,7 @@ class _Binary(_Builtin):
         tb = isinstance(b, Tensor)
         if not (ta or a.__class__ in _NUMBERS) or not (tb or b.__class__ in _NUMBERS):
             return Function.apply.__func__(cls, _as_operand(a, b), _as_operand(b, a))
-        if ta and tb and a.data.dtype != b.data.dtype:
+        if ta and tb and a.data.dtype is not b.data.dtype:  # (dtypes are singletons)
             a, b = promote_pair(a, b)
         if (ta and a._rg or tb and b._rg) and _state.enabled:
             ctx = _new(cls)
