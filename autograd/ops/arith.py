@@ -59,21 +59,35 @@ class _Binary(_Builtin):
             return Function.apply.__func__(cls, _as_operand(a, b), _as_operand(b, a))
         if ta and tb and a.data.dtype is not b.data.dtype:  # (dtypes are singletons)
             a, b = promote_pair(a, b)
-        if (ta and a._rg or tb and b._rg) and _state.enabled:
-            ctx = _new(cls)
-            ctx.needs_input_grad = _NEEDS[ta and a._rg, tb and b._rg]
-            out = cls.forward(ctx, a, b)
-            ctx.next_functions = (_edge(a) if ta else _NO_EDGE, _edge(b) if tb else _NO_EDGE)
-            ctx._seq = next(_sequence)
-            if out.data.dtype.kind == "f":
-                out._rg = True
+        if _state.enabled:
+            # a view whose base got a history in place since it was made is remade first
+            if ta and a._view_of is not None and a._vc[0] != a._view_version:
+                _refresh_view(a)
+            if tb and b._view_of is not None and b._vc[0] != b._view_version:
+                _refresh_view(b)
+            ra = ta and a._rg
+            rb = tb and b._rg
+            if ra or rb:
+                ctx = _new(cls)
+                ctx.needs_input_grad = _NEEDS[ra, rb]
+                out = cls.forward(ctx, a, b)
+                # the edges (function._edge inlined: the hottest path of small-tensor code)
+                ea = eb = _NO_EDGE
+                if ra:
+                    fn = a.grad_fn
+                    ea = (fn, a._output_nr) if fn is not None else (a._accum or _edge(a)[0], 0)
+                elif ta and a.grad_fn is not None:
+                    ea = (a.grad_fn, a._output_nr)
+                if rb:
+                    fn = b.grad_fn
+                    eb = (fn, b._output_nr) if fn is not None else (b._accum or _edge(b)[0], 0)
+                elif tb and b.grad_fn is not None:
+                    eb = (b.grad_fn, b._output_nr)
+                ctx.next_functions = (ea, eb)
+                ctx._seq = next(_sequence)
+                out._rg = True      # an input requires grad, so it is a float and so is out
                 out.grad_fn = ctx
-            return out
-        if _state.enabled and (ta and a._view_of is not None and a._vc[0] != a._view_version
-                               or tb and b._view_of is not None and b._vc[0] != b._view_version):
-            _refresh_view(a if ta else b)  # a view whose base got a history in place since
-            _refresh_view(b if tb else a)
-            return cls.apply(a, b)
+                return out
         # nothing to record: no node at all
         return wrap(cls.compute(a.data if ta else a, b.data if tb else b))
 
