@@ -587,8 +587,11 @@ class _Targets:
         t = target.data.reshape(-1)
         self.t, self.valid, self.safe = t, None, t
         m = t.size
-        lo = int(carray.min(t)) if m else 0
-        hi = int(carray.max(t)) if m else 0
+        lo = hi = 0
+        if m and t.device != "cpu":  # one read from the device, not two
+            lo, hi = carray.stack([carray.min(t), carray.max(t)]).tolist()
+        elif m:
+            lo, hi = int(carray.min(t)), int(carray.max(t))
         if not (0 <= lo and hi < n_classes and not lo <= ignore_index <= hi):
             valid = carray.not_equal(t, ignore_index)
             safe = carray.multiply(t, valid.astype(t.dtype))  # ignored rows read class 0
@@ -609,6 +612,14 @@ class _Targets:
 
     def row_weights(self, dtype):
         return None if self.c is None else self.c.astype(dtype)
+
+    def mask(self, n_classes):
+        """(M, C) bool: [c == safe_i], made once (the forward's pick and the backward share it)."""
+        k = getattr(self, "_mask", None)
+        if k is None or k.shape[1] != n_classes:
+            cls = carray.arange(n_classes, device=self.safe.device)
+            k = self._mask = carray.equal(carray.expand_dims(self.safe, 1), cls)
+        return k
 
 
 def _as_rows(x, class_dim):
@@ -651,6 +662,11 @@ def _row_scale(g, reduction, divisor, m):
     carray (M, 1) array or a Python float."""
     if reduction == "none":
         return g.data.reshape((m, 1))
+    if g.data.device != "cpu":  # a 0-d device array: reading it would wait for the queue
+        if reduction == "sum":
+            return g.data
+        return carray.multiply(g.data, 1.0 / divisor) if divisor else \
+            carray.full((), float("nan"), dtype=g.data.dtype, device=g.data.device)
     s = g.data.item()
     if reduction == "sum":
         return s
@@ -666,8 +682,7 @@ def _t_row_scale(g, reduction, divisor, m):
 
 def _targets_matrix(tg, n_classes, eps, dtype):
     """B (M, C) of the header comment, as a carray array of dtype."""
-    cls = carray.arange(n_classes, device=tg.safe.device)
-    onehot = carray.equal(carray.expand_dims(tg.safe, 1), cls).astype(dtype)
+    onehot = tg.mask(n_classes).astype(dtype)
     c = tg.row_weights(dtype)
     if c is not None:
         onehot = carray.multiply(onehot, carray.expand_dims(c, 1))
@@ -682,9 +697,12 @@ def _targets_matrix(tg, n_classes, eps, dtype):
     return carray.add(b, spread)
 
 
-def _pick(rows, safe):
-    """rows[i, safe[i]] for a carray (M, C) array."""
+def _pick(rows, safe, tg=None):
+    """rows[i, safe[i]] for a carray (M, C) array. On the device, a masked row sum over tg's
+    one-hot mask: advanced indexing would read the indices to the host."""
     m, n = rows.shape
+    if tg is not None and rows.device != "cpu":
+        return carray.sum(carray.where(tg.mask(n), rows, 0.0), axis=1)
     if rows.flags.c_contiguous:
         return rows.reshape(-1)[carray.add(carray.multiply(carray.arange(m, device=safe.device),
                                                            n), safe)]
@@ -716,7 +734,7 @@ class CrossEntropy(_Fn):
         e = carray.exp(shifted)
         s = carray.sum(e, axis=1, keepdims=True)
         logp = carray.subtract(shifted, carray.log(s))
-        per_row = carray.negative(_pick(logp, tg.safe))
+        per_row = carray.negative(_pick(logp, tg.safe, tg))
         c = tg.row_weights(logp.dtype)
         if c is not None:
             per_row = carray.multiply(per_row, c)
@@ -762,7 +780,7 @@ class NLLLoss(_Fn):
     @staticmethod
     def forward(ctx, x, tg, reduction, target_shape):
         rows = _as_rows(x.data, 1)
-        per_row = carray.negative(_pick(rows, tg.safe))
+        per_row = carray.negative(_pick(rows, tg.safe, tg))
         c = tg.row_weights(rows.dtype)
         if c is not None:
             per_row = carray.multiply(per_row, c)

@@ -48,23 +48,40 @@ def _fast_config(M, N, K, nbatch):
     fits = [c for c in tiles if M % c[0] == 0 and N % c[1] == 0 and K % c[2] == 0]
     if not fits:
         return None
-    want = 2 * runtime().device.max_compute_units
+    want = _want()
     for c in fits:
         if (M // c[0]) * (N // c[1]) * nbatch >= want:
             return c
     return fits[-1]
 
 
-def _kernel(t, cfg, fast=False):
+def _kernel(t, cfg, fast=False, ta=False, tb=False):
     tm, tn, bk, wm, wn = cfg
     mac = "acc |= (a) & (b)" if t == BOOL else "acc = fma(a, b, acc)" if t >= FLOAT32 else \
         "acc += (a) * (b)"
     pad = int(os.environ.get("CARRAY_OPENCL_GEMM_PAD", "4")) // 4 * 4 if fast else 0   # float4
-    return _cache.kernel(("gemm", t, cfg, fast, pad), "gemm",
+    return _cache.kernel(("gemm", t, cfg, fast, pad, ta, tb), "gemm",
                          lambda: _cache.render("matmul.cl", t=CL[t], tm=tm, tn=tn, bk=bk, wm=wm,
                                                wn=wn, mac=mac.replace("acc", "(acc)"),
-                                               fast=int(fast), pad=pad),
+                                               fast=int(fast), pad=pad, ta=int(ta),
+                                               tb=int(tb)),
                          "long", t == FLOAT64)
+
+
+def _plain(x, rows, cols):
+    """x (leading dims all 1) as (buffer, offset, row step, column step) of a rows x cols matrix:
+    row-major or transposed views as they are, other layouts as a contiguous copy."""
+    m = x.reshape(rows, cols)
+    buf, off, _, _, st = m._cl()
+    rs = st[0] if rows > 1 else cols
+    cs = st[1] if cols > 1 else 1
+    if cs == 1 and rs == cols:
+        return buf, off, cols, 1
+    if rs == 1 and cs == rows and rows > 1 and cols > 1:
+        return buf, off, 1, rows                     # a transposed contiguous matrix
+    m = m.copy()
+    buf, off = m._cl()[:2]
+    return buf, off, cols, 1
 
 
 def _batched(x, batch, nbatch, rows, cols):
@@ -90,10 +107,58 @@ def _batched(x, batch, nbatch, rows, cols):
     return buf, off, rows * cols, cols
 
 
+def _want():
+    """Work groups that keep the device busy: two per compute unit."""
+    return 2 * runtime().device.max_compute_units
+
+
+TINY = (16, 16, 16, 1, 1)
+SPLIT_MIN_K = 128          # the shortest K slice worth its own work group (split-K)
+SPLIT_MAX = 512
+
+
+def _split_general(M, N, K, cfg):
+    """The K slice length for split-K on the general kernel (0: no split): when the output
+    tiles leave most compute units idle and K is long, K is cut into slices, each a batch entry
+    of the launch, and the partial products are summed by a reduction."""
+    tiles = -(-M // cfg[0]) * -(-N // cfg[1])
+    want = _want()
+    if tiles >= want or K < 2 * SPLIT_MIN_K:
+        return 0
+    S = min(-(-want // tiles), K // SPLIT_MIN_K, SPLIT_MAX)
+    if S < 2:
+        return 0
+    kc = -(-K // S)
+    return -(-kc // cfg[2]) * cfg[2]
+
+
+def _split_fast(M, N, K, fast):
+    """The K slice length for split-K on the fast kernel (0: none): slices must divide K into
+    whole BK steps (the fast kernel has no edge handling)."""
+    tm, tn, bk = fast
+    tiles = (M // tm) * (N // tn)
+    want = _want()
+    if tiles >= want:
+        return 0
+    best = 0
+    for S in range(2, SPLIT_MAX + 1):
+        if K % S or (K // S) % bk or K // S < 4 * bk:
+            continue
+        best = K // S
+        if tiles * S >= want:
+            break
+    return best
+
+
 def matmul(a, b, c, a1, b1, batch):
     """c[...] = a @ b for device arrays (a, b already of c's dtype; a1/b1: a or b was 1-d;
-    batch: the broadcast batch shape)."""
+    batch: the broadcast batch shape).
+
+    Unbatched products read row-major and transposed operands in place (the general kernel
+    takes both steps) and, when their output tiles would leave compute units idle, split K over
+    the launch's batch and add the slices up with one reduction (split-K)."""
     import carray
+    from carray._opencl import _reduce
 
     rt = runtime()
     K = a.shape[-1]
@@ -110,26 +175,55 @@ def matmul(a, b, c, a1, b1, batch):
     else:
         A = a.reshape(1, K) if a1 else a
         B = b.reshape(K, 1) if b1 else b
-        abuf, aoff, sa, lda = _batched(A, batch, nbatch, M, K)
-        bbuf, boff, sb, ldb = _batched(B, batch, nbatch, K, N)
+        if nbatch == 1:
+            abuf, aoff, lda, csa = _plain(A, M, K)
+            bbuf, boff, ldb, csb = _plain(B, K, N)
+            sa = sb = 0
+        else:
+            abuf, aoff, sa, lda = _batched(A, batch, nbatch, M, K)
+            bbuf, boff, sb, ldb = _batched(B, batch, nbatch, K, N)
+            csa = csb = 1
         cbuf, coff = target._cl()[:2]
         t = c.dtype.num
-        fast = _fast_config(M, N, K, nbatch) if t == FLOAT32 else None
+        fast = _fast_config(M, N, K, nbatch) if t == FLOAT32 and csa == csb == 1 else None
+        split = 0
         if fast and all(o % 4 == 0 for o in (aoff, boff, coff)) and \
                 max(aoff + max(sa * nbatch, M * K), boff + max(sb * nbatch, K * N),
                     coff + M * N * nbatch) <= INT_LIMIT:
             cfg = fast + (8, 8)
-            fmt, ints = "i", (K, lda, ldb, N, sa, sb, M * N, aoff, boff, coff)
+            if nbatch == 1:
+                split = _split_fast(M, N, K, fast)
         else:
             fast = None
-            cfg = _config(M, N, t)
-            fmt, ints = "q", (M, N, K, lda, ldb, N, sa, sb, M * N, aoff, boff, coff)
+            cfg = TINY if M * N <= 256 and not os.environ.get("CARRAY_OPENCL_GEMM") else \
+                _config(M, N, t)
+            if nbatch == 1:
+                split = _split_general(M, N, K, cfg)
+        part = None
+        launches = nbatch
+        if split:
+            launches = -(-K // split)
+            part = carray.empty((launches, M, N), dtype=c.dtype, device="gpu")
+            cbuf, coff = part._cl()[0], 0
+            sa, sb = split * csa, split * ldb
+        if fast:
+            fmt = "i"
+            ints = (split or K, lda, ldb, N, sa, sb, M * N, aoff, boff, coff)
+        else:
+            fmt = "q"
+            ints = (M, N, K, lda, ldb, N, sa, sb, M * N, aoff, boff, coff, csa, csb, split)
         tm, tn, bk, wm, wn = cfg
-        knl = _kernel(t, cfg, fast is not None)
+        knl = _kernel(t, cfg, fast is not None, csa != 1, csb != 1)
         set_buffers(knl, [0, cbuf, 1, abuf, 2, bbuf])
         set_bytes(knl, [v for i, x in enumerate(ints, 3) for v in (i, struct.pack(fmt, x))])
         nx, ny = tn // wn, tm // wm
-        _enqueue(rt.queue, knl, (-(-N // tn) * nx, -(-M // tm) * ny, nbatch), (nx, ny, 1))
+        _enqueue(rt.queue, knl, (-(-N // tn) * nx, -(-M // tm) * ny, launches), (nx, ny, 1))
+        if part is not None:
+            if target._cl()[1] == 0:
+                _reduce.reduce(part, _reduce.R_SUM, (True, False, False), out=target)
+            else:
+                target[...] = _reduce.reduce(part, _reduce.R_SUM, (True, False, False)) \
+                    .reshape(target.shape)
     if target is not c:
         c[...] = target
     return c

@@ -11,8 +11,48 @@ NAMES = ("im2col", "col2im", "max_pool", "max_grad", "avg_pool", "avg_grad")
 
 
 def _kernels(t):
-    return _cache.kernel(("nn", t), NAMES, lambda: _cache.render("nn.cl", t=_cache.CL_TYPES[t]),
+    return _cache.kernel(("nn", t), NAMES,
+                         lambda: _cache.render("nn.cl", t=_cache.CL_TYPES[t], atomic32=0),
                          "long", t == _cache.FLOAT64)
+
+
+def _scatter_kernel(t):
+    """max_scatter for float32 (a compare-and-swap add), else None (pooling takes floats)."""
+    mode = {3: 2}.get(t)
+    if mode is None:
+        return None
+    return _cache.kernel(("nn-scatter", t), "max_scatter",
+                         lambda: _cache.render("nn.cl", t=_cache.CL_TYPES[t], atomic32=mode),
+                         "long")
+
+
+_bad = None            # the device flag max_scatter sets for an index outside its plane
+_bad_pending = []      # the input shapes of max_pool2d_grad calls not checked yet
+
+
+def _bad_flag():
+    global _bad
+    if _bad is None:
+        import carray
+        _bad = carray.zeros((1,), dtype="int32", device="gpu")
+    return _bad
+
+
+def check_pending():
+    """Raise the IndexError of a max_pool2d_grad whose indices fell outside their plane, when
+    one ran since the last check. Called after each download (the queue has drained): the
+    gradient kernel checks on the device and the verdict is read with the next host read,
+    rather than waiting for the queue on every call."""
+    if not _bad_pending:
+        return
+    shapes = list(_bad_pending)
+    _bad_pending.clear()
+    if _bad.to("cpu").item():
+        _bad.fill(0)
+        H, W = shapes[-1][2:]
+        raise IndexError(f"max_pool2d_grad: an index is out of bounds for an input plane of "
+                         f"{H}x{W} = {H * W} elements (found on the device; reported at the "
+                         f"next read from it)")
 
 
 def _geom(N, C, H, W, Ho, Wo, kernel, stride, padding, dilation):
@@ -111,15 +151,26 @@ def max_pool2d_forward(x, out_shape, kernel, stride, padding, dilation, with_ind
 
 
 def max_pool2d_backward(gout, idx, input_shape):
-    """gin[n, c].flat[idx[n, c, i, j]] += gout[n, c, i, j]; IndexError for an index outside
-    its plane (checked on the device; reading the verdict waits for the queue)."""
+    """gin[n, c].flat[idx[n, c, i, j]] += gout[n, c, i, j]. float32 scatters in
+    parallel (one work item per output element, atomic adds) and check the indices on the
+    device: an index outside its plane raises IndexError at the next read from the device (see
+    check_pending). Other types run one work item per plane and check on the host first."""
     N, C, H, W = input_shape
     HW = H * W
+    gin = _empty(input_shape, gout.dtype)
+    scatter = _scatter_kernel(gout.dtype.num) if gin.size and gout.size else None
+    if scatter is not None:
+        gout, idx = _whole(gout), _whole(idx)
+        gin.fill(0)
+        g = _geom(N, C, H, W, gout.shape[2], gout.shape[3], (1, 1), (1, 1), (0, 0), (1, 1))
+        launch(scatter, gout.size, [gin._cl()[0], gout._cl()[0], idx._cl()[0], g,
+                                    _bad_flag()._cl()[0]])
+        _bad_pending.append(input_shape)
+        return gin
     if idx.size and bool(((idx < -1) | (idx >= HW)).any()):
         bad = idx[(idx < -1) | (idx >= HW)][0].item()
         raise IndexError(f"max_pool2d_grad: index {bad} is out of bounds for an input plane of "
                          f"{H}x{W} = {HW} elements")
-    gin = _empty(input_shape, gout.dtype)
     gout, idx = _whole(gout), _whole(idx)
     if gin.size:
         g = _geom(N, C, H, W, gout.shape[2], gout.shape[3], (1, 1), (1, 1), (0, 0), (1, 1))
@@ -147,6 +198,6 @@ def avg_pool2d_backward(gout, input_shape, kernel, stride, padding, count_includ
     gout = _whole(gout)
     if gin.size:
         g = _geom(N, C, H, W, gout.shape[2], gout.shape[3], kernel, stride, padding, (1, 1))
-        launch(_kernels(gout.dtype.num)[5], N * C,
-               [gin._cl()[0], gout._cl()[0], g, _i(int(count_include_pad)), _q(divisor)], 64)
+        launch(_kernels(gout.dtype.num)[5], gin.size,
+               [gin._cl()[0], gout._cl()[0], g, _i(int(count_include_pad)), _q(divisor)])
     return gin

@@ -55,14 +55,16 @@ def _args(idx, oshape, ost, off, ishape, ist):
             _layout.pack(idx, list(ishape) + list(ist) + [0]))
 
 
-def reduce(a, op, reduced):
+def reduce(a, op, reduced, out=None):
     """a (a device Array) reduced with op over the dims flagged in `reduced`; the result keeps
-    every dim (size 1 where reduced), C-contiguous, a's dtype."""
+    every dim (size 1 where reduced), C-contiguous, a's dtype. out: a C-contiguous device Array
+    of a's dtype, as many elements and offset 0, to write instead (returned as it is)."""
     import carray
 
     buf, off, t, shape, strides = a._cl()
-    out = carray.empty(tuple(1 if r else n for n, r in zip(shape, reduced)), dtype=a.dtype,
-                       device="gpu")
+    if out is None:
+        out = carray.empty(tuple(1 if r else n for n, r in zip(shape, reduced)), dtype=a.dtype,
+                           device="gpu")
     M = out.size
     if M == 0:
         return out

@@ -1,7 +1,7 @@
 """The one copy on the device: dst[...] = src with broadcasting and casting, between device
 arrays, from the host (upload) and to the host (download, the one place that waits)."""
 
-from carray._opencl import _elementwise
+from carray._opencl import _elementwise, _nn
 from carray._opencl._runtime import runtime
 
 
@@ -24,6 +24,8 @@ def download(a):
     if host.size:
         rt.cl.enqueue_copy(rt.queue, memoryview(host).cast("B"), buf,
                            src_offset=off * a.itemsize, is_blocking=True)
+    if _nn._bad_pending:
+        _nn.check_pending()          # a max_pool2d_grad's index check, read now the queue drained
     return host
 
 

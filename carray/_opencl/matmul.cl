@@ -1,10 +1,13 @@
-// Batched GEMM, C[b] = A[b] @ B[b], row-major A (M x K, row step lda), B (K x N, ldb), C (M x N,
-// ldc); batch steps sa, sb, sc (0 broadcasts an operand). Tiled and register-blocked: a work
-// group computes a TM x TN block of C with (TM/WM) x (TN/WN) work items, each a WM x WN block
-// held in registers; BK-deep slices of A and B are staged in local memory (A transposed so the
-// inner loop reads rows of both tiles contiguously). Edges are zero-filled on load and masked
-// on store, so any M, N, K work. The host fills the type, MAC(acc, a, b) and the tile sizes
-// TM TN BK WM WN.
+// Batched GEMM, C[b] = A[b] @ B[b], A (M x K, row step lda, column step csa), B (K x N, row step
+// ldb, column step csb), C (M x N, row-major, ldc); batch steps sa, sb, sc (0 broadcasts an
+// operand). With split > 0 batch entry b is the K slice [b split, (b + 1) split) of one product
+// (split-K: C[b] are partial sums the host adds up). $ta / $tb = 1 load A / B tiles with
+// consecutive work items along m / k (for operands whose column step is not 1: transposed views).
+// Tiled and register-blocked: a work group computes a TM x TN block of C with (TM/WM) x (TN/WN)
+// work items, each a WM x WN block held in registers; BK-deep slices of A and B are staged in
+// local memory (A transposed so the inner loop reads rows of both tiles contiguously). Edges are
+// zero-filled on load and masked on store, so any M, N, K work. The host fills the type,
+// MAC(acc, a, b) and the tile sizes TM TN BK WM WN.
 
 #define T $t
 #define TM $tm
@@ -22,7 +25,8 @@ __kernel __attribute__((reqd_work_group_size(NX, NY, 1)))
 void gemm(__global T* restrict C, __global const T* restrict A, __global const T* restrict B,
           const long M, const long N, const long K, const long lda, const long ldb,
           const long ldc, const long sa, const long sb, const long sc,
-          const long offa, const long offb, const long offc)
+          const long offa, const long offb, const long offc, const long csa, const long csb,
+          const long split)
 {
     __local T As[BK][TM + 1];
     __local T Bs[BK][TN];
@@ -37,18 +41,27 @@ void gemm(__global T* restrict C, __global const T* restrict A, __global const T
     for (int i = 0; i < WM; ++i)
         for (int j = 0; j < WN; ++j)
             acc[i][j] = 0;
-    for (long k0 = 0; k0 < K; k0 += BK) {
-        // A tile: TM rows x BK columns, consecutive work items along k
+    const long KB = split > 0 ? min(split, K - bz * split) : K;
+    for (long k0 = 0; k0 < KB; k0 += BK) {
+        // A tile: TM rows x BK columns, consecutive work items along k (along m when $ta)
         for (int e = tid; e < TM * BK; e += NT) {
+#if $ta
+            int r = e % TM, c = e / TM;
+#else
             int r = e / BK, c = e % BK;
+#endif
             long gm = m0 + r, gk = k0 + c;
-            As[c][r] = (gm < M && gk < K) ? A[gm * lda + gk] : (T)0;
+            As[c][r] = (gm < M && gk < KB) ? A[gm * lda + gk * csa] : (T)0;
         }
-        // B tile: BK rows x TN columns, consecutive work items along n
+        // B tile: BK rows x TN columns, consecutive work items along n (along k when $tb)
         for (int e = tid; e < BK * TN; e += NT) {
+#if $tb
+            int r = e % BK, c = e / BK;
+#else
             int r = e / TN, c = e % TN;
+#endif
             long gk = k0 + r, gn = n0 + c;
-            Bs[r][c] = (gk < K && gn < N) ? B[gk * ldb + gn] : (T)0;
+            Bs[r][c] = (gk < KB && gn < N) ? B[gk * ldb + gn * csb] : (T)0;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int k = 0; k < BK; ++k) {

@@ -124,22 +124,56 @@ __kernel void avg_pool(__global T* restrict out, __global const T* restrict x, c
     out[e] = s / (T)n;
 }
 
-// The adjoint of avg_pool: one work item per plane, windows in order (as the CPU loop).
+// The adjoint of avg_pool: one work item per input element, gathering the windows that cover
+// it in the CPU loop's order (row-major over the outputs), so the sums match it exactly.
 __kernel void avg_grad(__global T* restrict gin, __global const T* restrict gout,
                        const geom_t g, const int count_pad, const long divisor)
 {
-    long p = get_global_id(0);
-    if (p >= g.N * g.C) return;
-    __global T* plane = gin + p * g.H * g.W;
-    for (long i = 0; i < g.H * g.W; ++i) plane[i] = 0;
-    for (long oy = 0; oy < g.Ho; ++oy)
-        for (long ox = 0; ox < g.Wo; ++ox) {
+    long e = get_global_id(0);
+    if (e >= g.N * g.C * g.H * g.W) return;
+    long xx = e % g.W, y = (e / g.W) % g.H, p = e / (g.W * g.H);
+    // outputs oy whose window rows [oy sh - ph, oy sh - ph + kh) hold y (same for x)
+    long ty = y + g.ph - g.kh + 1, tx = xx + g.pw - g.kw + 1;
+    long oy0 = ty > 0 ? (ty + g.sh - 1) / g.sh : 0, oy1 = min((y + g.ph) / g.sh + 1, g.Ho);
+    long ox0 = tx > 0 ? (tx + g.sw - 1) / g.sw : 0, ox1 = min((xx + g.pw) / g.sw + 1, g.Wo);
+    T s = 0;
+    for (long oy = oy0; oy < oy1; ++oy)
+        for (long ox = ox0; ox < ox1; ++ox) {
             long y0, y1, x0, x1;
             long n = avg_window(g, oy, ox, count_pad, divisor, &y0, &y1, &x0, &x1);
             if (y0 >= y1 || x0 >= x1) continue;
-            T v = gout[(p * g.Ho + oy) * g.Wo + ox] / (T)n;
-            for (long y = y0; y < y1; ++y)
-                for (long xx = x0; xx < x1; ++xx)
-                    plane[y * g.W + xx] += v;
+            s += gout[(p * g.Ho + oy) * g.Wo + ox] / (T)n;
         }
+    gin[e] = s;
 }
+
+// max_grad in parallel, for types with a 32-bit atomic add (float through compare-and-swap):
+// gin (zeroed first) gets gout[e] added at its plane's idx[e], one work item per output element.
+// Without overlapping windows every input element receives at most one addend, so the result
+// is exact; with overlaps the addends' order (and so the rounding) may vary, as in PyTorch's
+// CUDA kernel. An index outside its plane adds nowhere and sets *bad (reported by the host).
+#if $atomic32
+__kernel void max_scatter(__global T* restrict gin, __global const T* restrict gout,
+                          __global const long* restrict idx, const geom_t g,
+                          __global int* restrict bad)
+{
+    long e = get_global_id(0);
+    long L = g.Ho * g.Wo, HW = g.H * g.W;
+    if (e >= g.N * g.C * L) return;
+    long k = idx[e];
+    if (k < -1 || k >= HW) { *bad = 1; return; }
+    if (k < 0) return;
+    volatile __global T* dst = gin + (e / L) * HW + k;
+    T v = gout[e];
+#if $atomic32 == 2
+    volatile __global int* d = (volatile __global int*)dst;
+    int old = *d, seen;
+    do {
+        seen = old;
+        old = atomic_cmpxchg(d, seen, as_int(as_float(seen) + v));
+    } while (old != seen);
+#else
+    atomic_add(dst, v);
+#endif
+}
+#endif

@@ -304,6 +304,39 @@ def test_pools_and_gradients(kw):
              nn.avg_pool2d_grad(go, cx.shape, count_include_pad=cip, **kw))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+@pytest.mark.parametrize("split", [False, True])
+def test_matmul_transposed_operands_and_split_k(dtype, split, monkeypatch):
+    from carray._opencl import _matmul
+    if split:      # ask for more work groups than any device has: every unbatched product splits K
+        monkeypatch.setattr(_matmul, "_want", lambda: 10**6)
+    for M, N, K in [(8, 9, 700), (16, 72, 1000), (128, 128, 1024), (5, 7, 3), (256, 128, 784)]:
+        a, b = values(dtype, (M, K)), values(dtype, (K, N))
+        ca_, cb = ca.array(a), ca.array(b)
+        ga, gb = ca_.to("gpu"), cb.to("gpu")
+        at, bt = ca.array(np.ascontiguousarray(a.T)), ca.array(np.ascontiguousarray(b.T))
+        for x, y, gx, gy in [(ca_, cb, ga, gb), (at.T, cb, at.to("gpu").T, gb),
+                             (ca_, bt.T, ga, bt.to("gpu").T), (at.T, bt.T, at.to("gpu").T,
+                                                               bt.to("gpu").T)]:
+            same(gx @ gy, x @ y, 1e-3)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_max_pool2d_grad_scatter_and_bad_index(dtype):
+    cx = ca.array(values(dtype, (2, 3, 9, 8)))
+    for kw in ({"kernel_size": 2}, {"kernel_size": 3, "stride": 1, "padding": 1}):
+        out, idx = nn.max_pool2d(cx, return_indices=True, **kw)
+        go = ca.array(values(dtype, out.shape))
+        same(nn.max_pool2d_grad(go.to("gpu"), idx.to("gpu"), cx.shape),
+             nn.max_pool2d_grad(go, idx, cx.shape))
+    bad = idx.to("gpu")
+    bad[0, 0, 0, 0] = 9 * 8
+    with pytest.raises(IndexError, match="out of bounds"):
+        r = nn.max_pool2d_grad(go.to("gpu"), bad, cx.shape)
+        r.to("cpu")            # float32 checks on the device: reported at the next read
+    assert nn.max_pool2d_grad(go.to("gpu"), idx.to("gpu"), cx.shape).to("cpu").shape == cx.shape
+
+
 # -- errors ----------------------------------------------------------------------------------
 
 def test_mixed_devices_raise_naming_both():
