@@ -232,9 +232,10 @@ def _owned(g):
     leaf can keep it as its .grad (sys.getrefcount counts the caller's references too)."""
     d = g.data
     # g: the buffer list, _accumulate's and our parameter, getrefcount's argument;
-    # d: g.data, our variable, getrefcount's argument
-    return (sys.getrefcount(g) <= 4 and sys.getrefcount(d) <= 3 and d.base is None
-            and d.flags.c_contiguous)
+    # d: g.data, our variable, getrefcount's argument; a view's base: d and the argument (then
+    # no other array can see the memory)
+    return (sys.getrefcount(g) <= 4 and sys.getrefcount(d) <= 3
+            and (d.base is None or sys.getrefcount(d.base) <= 2) and d.flags.c_contiguous)
 
 
 # ---------------------------------------------------------------------------------------------
