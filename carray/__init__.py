@@ -7,6 +7,7 @@ NumPy's array model and names; dtypes bool, int32, int64, float32 (the default f
 from carray._array import (
     Array,
     AxisError,
+    DeviceMismatchError,
     add_at,
     array,
     asarray,

@@ -150,15 +150,21 @@ cdef object gpu_backend():
     return _gpu
 
 
+class DeviceMismatchError(ValueError, RuntimeError):
+    """Operands of one op on different devices. A ValueError (NumPy's kind of error for bad
+    operands) and a RuntimeError (what PyTorch raises for it), so either handler catches it."""
+
+
 cdef int check_same_device(str name, Array a, Array b) except -1:
-    """ValueError naming both devices when a and b live on different devices (a host 0-d array
-    counts as a scalar and goes with any device, as PyTorch's CPU scalars do)."""
+    """DeviceMismatchError naming both devices when a and b live on different devices (a host
+    0-d array counts as a scalar and goes with any device, as PyTorch's CPU scalars do)."""
     if on_gpu(a) == on_gpu(b):
         return 0
     if (not on_gpu(a) and a.ndim == 0) or (not on_gpu(b) and b.ndim == 0):
         return 0
-    raise ValueError(f"{name}: expected all arrays on one device, got arrays on "
-                     f"{a.storage.device!r} and {b.storage.device!r}; move one with .to()")
+    raise DeviceMismatchError(f"{name}: expected all arrays on one device, got arrays on "
+                              f"{a.storage.device!r} and {b.storage.device!r}; move one with "
+                              f".to()")
 
 
 cdef Py_ssize_t _checked_size(int ndim, const Py_ssize_t* shape, Py_ssize_t itemsize) except -1:

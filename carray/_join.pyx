@@ -14,6 +14,7 @@ modes).
 Sections: view helpers; casting and layout; concatenate and the stacks; splits; flip; pad.
 """
 
+from carray._array import DeviceMismatchError
 from carray._array cimport (Array, as_array, copy_into, make_view, may_overlap, new_array,
                             new_array_on, on_gpu,
                             normalize_axis, parse_dtype_num)
@@ -255,9 +256,9 @@ cdef Array _concat(list arrs, object axis, object out, object dtype, object cast
     first = <Array>arrs[0]
     for i in range(n):
         if on_gpu(<Array>arrs[i]) != on_gpu(first):
-            raise ValueError(f"concatenate: expected all arrays on one device, got arrays on "
-                             f"{first.device!r} and {(<Array>arrs[i]).device!r}; move one "
-                             f"with .to()")
+            raise DeviceMismatchError(
+                f"concatenate: expected all arrays on one device, got arrays on "
+                f"{first.device!r} and {(<Array>arrs[i]).device!r}; move one with .to()")
     if out is not None:
         if on_gpu(o) != on_gpu(first):
             raise ValueError(f"concatenate: out is on {o.device!r} but the arrays are on "

@@ -35,6 +35,7 @@ from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
+from carray._array import DeviceMismatchError
 from carray._array cimport (Array, as_array, check_same_device, copy_into, gpu_backend, new_array,
                             new_array_on, on_gpu)
 from carray._dtype cimport BOOL, INT32, INT64, FLOAT32, FLOAT64, itemsize_of, promote_nums
@@ -658,8 +659,8 @@ def matmul(x1, x2, /, out=None):
     if gpu or out is not None and isinstance(out, Array) and on_gpu(<Array>out):
         check_same_device("matmul", a, b)
         if not (on_gpu(a) and on_gpu(b)):
-            raise ValueError(f"matmul: expected both operands on one device, got "
-                             f"{a.device!r} and {b.device!r}; move one with .to()")
+            raise DeviceMismatchError(f"matmul: expected both operands on one device, got "
+                                      f"{a.device!r} and {b.device!r}; move one with .to()")
         if out is not None:
             check_same_device("matmul", a, <Array>out)
     a1 = a.ndim == 1

@@ -22,7 +22,7 @@ ones, per GEMM), pooling a loop per plane, both across threads with the GIL rele
 import operator
 
 from carray import _nn
-from carray._array import Array, ascontiguousarray
+from carray._array import Array, DeviceMismatchError, ascontiguousarray
 from carray._join import pad as _pad
 
 __all__ = [
@@ -89,8 +89,8 @@ def _kernels(op, *arrays):
     OpenCL device. RuntimeError naming both devices when the arrays are on different ones."""
     devices = {a.device for a in arrays if a is not None}
     if len(devices) > 1:
-        raise RuntimeError(f"{op}(): expected all arrays on one device, got {sorted(devices)}; "
-                           f"move them with .to()")
+        raise DeviceMismatchError(f"{op}(): expected all arrays on one device, got "
+                                  f"{sorted(devices)}; move them with .to()")
     if devices == {"gpu"}:
         from carray._opencl import nn as gpu_nn
         return gpu_nn
