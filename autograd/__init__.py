@@ -31,6 +31,7 @@ from autograd.factories import (Generator, arange, as_tensor, empty, empty_like,
                                 randint, randn, randn_like, randperm, seed, set_default_dtype,
                                 tensor, zeros, zeros_like)
 from autograd.gradcheck import gradcheck, gradgradcheck
+from autograd._format import get_printoptions, printoptions, set_printoptions
 
 clamp_min = None
 del clamp_min
