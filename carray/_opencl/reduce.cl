@@ -1,8 +1,11 @@
 // Reductions over any set of axes: out[m] = fold of in[m, k] over k < K, where m walks the kept
 // dims (layout LO, rank $orank) and k the reduced ones (layout LI, rank $irank). The host fills
-// $t (element type), $combine (COMBINE(a, b)), $identity.
+// $t (element type), $acc (the type partial results are kept in: T, or double for float
+// products, whose float roundings of near-1 factors are biased), $combine (COMBINE(a, b)),
+// $identity.
 
 #define T $t
+#define ACC $acc
 #define COMBINE(a, b) ($combine)
 #define WG $wg
 
@@ -15,7 +18,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void reduce_groups(__global T* restrict out, __global const T* restrict in, const outer_t LO,
                    const inner_t LI, const IDX K, const IDX G, const IDX chunk)
 {
-    __local T part[WG];
+    __local ACC part[WG];
     IDX grp = get_group_id(0);
     IDX m = grp / G;
     IDX lo = (grp % G) * chunk;
@@ -23,7 +26,7 @@ void reduce_groups(__global T* restrict out, __global const T* restrict in, cons
     int lid = get_local_id(0);
     IDX po[1], pi[1];
     STRIDED_OFFSETS($orank, 1, LO, m, po);
-    T acc = $identity;
+    ACC acc = $identity;
     for (IDX k = lo + lid; k < hi; k += WG) {
         STRIDED_OFFSETS($irank, 1, LI, k, pi);
         acc = COMBINE(acc, in[po[0] + pi[0]]);
@@ -34,7 +37,7 @@ void reduce_groups(__global T* restrict out, __global const T* restrict in, cons
         if (lid < s) part[lid] = COMBINE(part[lid], part[lid + s]);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (lid == 0) out[grp] = part[0];
+    if (lid == 0) out[grp] = (T)part[0];
 }
 
 // One work item per output: for short reductions over many outputs.
@@ -45,12 +48,12 @@ __kernel void reduce_items(__global T* restrict out, __global const T* restrict 
     if (m >= M) return;
     IDX po[1], pi[1];
     STRIDED_OFFSETS($orank, 1, LO, m, po);
-    T acc = $identity;
+    ACC acc = $identity;
     for (IDX k = 0; k < K; ++k) {
         STRIDED_OFFSETS($irank, 1, LI, k, pi);
         acc = COMBINE(acc, in[po[0] + pi[0]]);
     }
-    out[m] = acc;
+    out[m] = (T)acc;
 }
 
 // argmax / argmin over the reduced dims (one work group per output): the first index of the

@@ -7,6 +7,9 @@
 - `carray_binary_dtype`, `carray_unary_dtype`: carray's result dtypes, i.e. NumPy 2's with the
   deliberate carray differences listed in DESIGN.md (default float float32, ...).
 - `check_values(r, ref, ...)`: a carray result against a NumPy reference (exact or with rtol).
+
+Operands are built on the `device` given (the conftest fixture); results are read back to the
+host for the comparison, and check_values(..., device=) checks that they stayed there.
 """
 
 import numpy as np
@@ -20,13 +23,14 @@ F32_RTOL, F32_ATOL = 1e-5, 1e-6
 F64_RTOL, F64_ATOL = 1e-12, 1e-300
 
 
-def _make_base(dtype, shape, seed, special, fix):
+def _make_base(dtype, shape, seed, special, fix, device):
     n = random_values(dtype, shape, seed, special)
     if fix is not None:
         with np.errstate(all="ignore"):
             n = np.array(fix(n), dtype=dtype)      # a new C-contiguous array of n's shape
     assert n.shape == tuple(shape)
-    return ca.array(n), n
+    a = ca.array(n)
+    return (a if device == "cpu" else a.to(device)), n
 
 
 def _slices_for(draw, shape):
@@ -53,8 +57,9 @@ VIEW_KINDS = ("contiguous", "transposed", "sliced", "broadcast", "sliced_transpo
 
 
 @st.composite
-def operand(draw, dtype, shape, special=False, fix=None, kinds=VIEW_KINDS):
-    """(carray array, NumPy array) of `dtype` and `shape`, contiguous or a view of some kind.
+def operand(draw, dtype, shape, special=False, fix=None, kinds=VIEW_KINDS, device="cpu"):
+    """(carray array on `device`, NumPy array) of `dtype` and `shape`, contiguous or a view of
+    some kind.
 
     `fix`, if given, maps the random NumPy base values before they are copied into carray (to keep
     values in an op's domain). Values equal in both arrays; the NumPy array is the same view."""
@@ -63,17 +68,17 @@ def operand(draw, dtype, shape, special=False, fix=None, kinds=VIEW_KINDS):
     nd = len(shape)
     kind = draw(st.sampled_from(kinds))
     if kind == "contiguous":
-        return _make_base(dtype, shape, seed, special, fix)
+        return _make_base(dtype, shape, seed, special, fix, device)
     if kind == "transposed":
         perm = draw(st.permutations(range(nd)))
         base = [0] * nd
         for i, p in enumerate(perm):
             base[p] = shape[i]
-        a, n = _make_base(dtype, tuple(base), seed, special, fix)
+        a, n = _make_base(dtype, tuple(base), seed, special, fix, device)
         return a.transpose(perm), n.transpose(perm)
     if kind == "sliced":
         base, key = _slices_for(draw, shape)
-        a, n = _make_base(dtype, base, seed, special, fix)
+        a, n = _make_base(dtype, base, seed, special, fix, device)
         return a[key], n[key + (Ellipsis,)]       # (NumPy: a 0-d view, not a scalar)
     if kind == "sliced_transposed":
         perm = draw(st.permutations(range(nd)))
@@ -81,12 +86,12 @@ def operand(draw, dtype, shape, special=False, fix=None, kinds=VIEW_KINDS):
         for i, p in enumerate(perm):
             tshape[p] = shape[i]
         base, key = _slices_for(draw, tshape)
-        a, n = _make_base(dtype, base, seed, special, fix)
+        a, n = _make_base(dtype, base, seed, special, fix, device)
         return a[key].transpose(perm), n[key + (Ellipsis,)].transpose(perm)
     # broadcast: a smaller source (leading dims dropped, some dims 1) broadcast to `shape`
     drop = draw(st.integers(0, nd))
     src = [1 if draw(st.booleans()) else s for s in shape[drop:]]
-    a, n = _make_base(dtype, tuple(src), seed, special, fix)
+    a, n = _make_base(dtype, tuple(src), seed, special, fix, device)
     return ca.broadcast_to(a, shape), np.broadcast_to(n, shape)
 
 
@@ -190,13 +195,15 @@ def carray_unary_dtype(name, dt):
 # value checks
 # -------------------------------------------------------------------------------------------------
 
-def check_values(r, ref, dtype, exact=True, rtol=None, atol=None):
+def check_values(r, ref, dtype, exact=True, rtol=None, atol=None, device=None):
     """The carray result r is an Array of `dtype` equal to the NumPy reference `ref` (exact: NaN in
     the same places, -0.0 == 0.0; else within rtol/atol with infinities and NaN in the same
     places). `ref` may be in a wider dtype (a float64 reference for a float32 result): it is
-    rounded to `dtype` first."""
+    rounded to `dtype` first. With `device`, r must be on that device (it is read back)."""
     dtype = np.dtype(dtype)
     assert isinstance(r, ca.Array), f"expected a carray.Array, got {type(r).__name__}"
+    if device is not None:
+        assert r.device == device, f"result on {r.device!r}, expected {device!r}"
     ref = np.asarray(ref)
     assert r.shape == ref.shape, f"shape {r.shape} != expected {ref.shape}"
     assert r.dtype.name == dtype.name, f"dtype {r.dtype.name} != expected {dtype.name}"

@@ -7,11 +7,17 @@
   where NumPy's strides mean something).
 - `assert_raises_like(fc, fn)`: carray raises where NumPy raises, an exception of the same kind.
 - `random_basic_key`: a random basic index (ints, slices with any steps and bounds, None, ...).
+- `device`: a fixture over the devices ("cpu", and "gpu" when carray.opencl finds an OpenCL
+  device); `on(x, device)` puts an array there; `to_numpy` reads device arrays back through
+  .to("cpu"); `gpu_examples(n)` caps a hypothesis test's examples on "gpu" (PoCL compiles each
+  new kernel specialisation once per process).
 """
+
+import functools
 
 import numpy as np
 import pytest
-from hypothesis import strategies as st
+from hypothesis import settings as _settings, strategies as st
 
 import carray as ca
 
@@ -54,25 +60,84 @@ def random_values(dtype, shape, seed, special=False):
     return out
 
 
-def make_pair(dtype, shape, seed=0, special=False):
-    """(carray array owning its memory, NumPy array owning its memory) with equal contents."""
+# ---------------------------------------------------------------------------------------------
+# devices
+# ---------------------------------------------------------------------------------------------
+
+_HAVE_GPU = []
+
+
+def have_gpu():
+    """True when carray finds an OpenCL device for device="gpu" (checked once)."""
+    if not _HAVE_GPU:
+        try:
+            ca.opencl
+            _HAVE_GPU.append(True)
+        except Exception:          # no pyopencl, or no OpenCL device
+            _HAVE_GPU.append(False)
+    return _HAVE_GPU[0]
+
+
+@pytest.fixture(params=["cpu", "gpu"], scope="module")
+def device(request):
+    """Each device carray runs on: "cpu" always, "gpu" when carray.opencl finds a device (skipped
+    otherwise). Module-scoped so that hypothesis tests can take it (and pytest runs a module's
+    tests device by device)."""
+    if request.param == "gpu" and not have_gpu():
+        pytest.skip("no OpenCL device")
+    return request.param
+
+
+def on(x, device):
+    """x (a carray Array, NumPy array, list or scalar) as a carray Array on `device`; the CPU
+    array itself when device is "cpu" and x is one."""
+    return ca.asarray(x).to(device)
+
+
+def gpu_examples(n):
+    """Decorator (outermost, above @given and @settings) for a hypothesis test that takes a
+    `device` argument: on "gpu" it runs at most n examples, on "cpu" the test's own max_examples.
+    Each new kernel specialisation (op, dtypes, rank, layout) costs the OpenCL device one
+    compile per process, so the device runs a representative subset."""
+    def decorate(test):
+        cpu = test._hypothesis_internal_use_settings
+        gpu = _settings(cpu, max_examples=min(n, cpu.max_examples))
+
+        @functools.wraps(test)
+        def run(*args, **kwargs):
+            test._hypothesis_internal_use_settings = gpu if kwargs.get("device") == "gpu" else cpu
+            return test(*args, **kwargs)
+        return run
+    return decorate
+
+
+def make_pair(dtype, shape, seed=0, special=False, device="cpu"):
+    """(carray array owning its memory on `device`, NumPy array owning its memory) with equal
+    contents."""
     n = random_values(dtype, shape, seed, special)
     a = ca.array(n)
-    assert a.base is None and a.flags.owndata
+    if device != "cpu":
+        a = a.to(device)
+    assert a.base is None and a.flags.owndata and a.device == device
     assert n.flags.owndata
     return a, n
 
 
 @st.composite
-def pairs(draw, dtype=None, shape=None, special=False, **shape_kwargs):
+def pairs(draw, dtype=None, shape=None, special=False, device="cpu", **shape_kwargs):
     """A hypothesis strategy of (carray array, NumPy array) pairs with equal contents."""
     dt = draw(dtypes) if dtype is None else dtype
     shp = draw(shapes(**shape_kwargs)) if shape is None else shape
-    return make_pair(dt, shp, draw(seeds), special)
+    return make_pair(dt, shp, draw(seeds), special, device)
 
 
 def to_numpy(a):
-    """np.asarray(a), checking that it is zero-copy (same address and strides as a)."""
+    """np.asarray(a), checking that it is zero-copy (same address and strides as a); a device
+    array is read back to the host first (.to("cpu"))."""
+    if a.device != "cpu":
+        h = a.to("cpu")
+        assert h.device == "cpu" and h.shape == a.shape and h.dtype == a.dtype
+        a = h
     m = np.asarray(a)
     assert m.shape == a.shape
     assert m.dtype == np.dtype(a.dtype.name)

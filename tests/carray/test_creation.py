@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 
 import carray as ca
 
-from conftest import DTYPES, assert_same, random_basic_key, random_values, shapes
+from conftest import DTYPES, assert_same, gpu_examples, random_basic_key, random_values, shapes
 
 SET = settings(max_examples=60, deadline=None)
 SMALL = settings(max_examples=30, deadline=None)
@@ -387,27 +387,31 @@ def _as_arg(shape, form):
     return shape[0] if len(shape) == 1 else shape
 
 
+@gpu_examples(10)
 @SET
 @given(shapes(max_dims=4), dtype_or_none, st.sampled_from(["tuple", "list", "int"]),
-       st.sampled_from([None, "cpu"]))
-def test_zeros_ones_empty(shape, dtype, form, device):
+       st.booleans())
+def test_zeros_ones_empty(device, shape, dtype, form, default_device):
     expect = dtype or "float32"
     arg = _as_arg(shape, form)
+    dev = None if device == "cpu" and default_device else device       # None: the CPU
     for fc, fn in ((ca.zeros, np.zeros), (ca.ones, np.ones)):
-        a = fc(arg, dtype=dtype, device=device)
+        a = fc(arg, dtype=dtype, device=dev)
         assert_same(a, fn(shape, dtype=expect))
-        assert a.base is None and a.flags.writeable and a.device == "cpu"
-    e = ca.empty(arg, dtype=dtype, device=device)
+        assert a.base is None and a.flags.writeable and a.device == device
+    e = ca.empty(arg, dtype=dtype, device=dev)
     assert_same(e, np.empty(shape, dtype=expect), values=False)
+    assert e.device == device
 
 
 fill_values = st.one_of(st.booleans(), st.integers(-2**31, 2**31 - 1),
                         st.floats(width=32, allow_nan=False))
 
 
+@gpu_examples(10)
 @SET
 @given(shapes(max_dims=4), fill_values, dtype_or_none)
-def test_full(shape, value, dtype):
+def test_full(device, shape, value, dtype):
     if dtype is None:
         expect = "bool" if isinstance(value, bool) else "int64" if isinstance(value, int) \
             else "float32"
@@ -415,8 +419,9 @@ def test_full(shape, value, dtype):
         expect = dtype
     if expect in ("int32", "int64") and isinstance(value, float):
         value = int(value) if abs(value) < 2**31 else 0
-    a = ca.full(shape, value, dtype=dtype, device="cpu")
+    a = ca.full(shape, value, dtype=dtype, device=device)
     assert_same(a, np.full(shape, value, dtype=expect))
+    assert a.device == device
 
 
 def test_full_broadcasts_an_array_fill_value():
@@ -427,17 +432,18 @@ def test_full_broadcasts_an_array_fill_value():
     assert_same(ca.full((), 7), np.full((), 7))
 
 
+@gpu_examples(10)
 @SET
 @given(dtype_or_none, shapes(max_dims=3), st.sampled_from(DTYPES), st.booleans(),
        st.one_of(st.none(), shapes(max_dims=3)), st.booleans())
-def test_like_factories(dtype, shape, proto_dtype, from_numpy, new_shape, transposed):
+def test_like_factories(device, dtype, shape, proto_dtype, from_numpy, new_shape, transposed):
     proto_n = random_values(proto_dtype, shape, 0)
     if transposed:
         proto_n = proto_n.T
     proto = proto_n if from_numpy else ca.asarray(proto_n)
     expect_dtype = dtype or proto_dtype
     expect_shape = proto_n.shape if new_shape is None else new_shape
-    kw = {"dtype": dtype, "shape": new_shape, "device": "cpu"}
+    kw = {"dtype": dtype, "shape": new_shape, "device": device}
     # carray's *_like results are always C-contiguous (NumPy's order='K' would keep a
     # transposed prototype's layout), so strides are compared with C order
     assert_same(ca.zeros_like(proto, **kw), np.zeros(expect_shape, dtype=expect_dtype))
@@ -461,24 +467,27 @@ def test_full_like_casts_the_fill_value():
 int_dtype_or_none = st.sampled_from([None, "int32", "int64", "float32", "float64"])
 
 
+@gpu_examples(10)
 @SET
 @given(st.integers(-50, 50), st.integers(-50, 50), st.integers(-7, 7).filter(bool),
        st.integers(1, 3), int_dtype_or_none)
-def test_arange_ints(start, stop, step, nargs, dtype):
+def test_arange_ints(device, start, stop, step, nargs, dtype):
     args = (stop,) if nargs == 1 else (start, stop) if nargs == 2 else (start, stop, step)
-    a = ca.arange(*args, dtype=dtype)
+    a = ca.arange(*args, dtype=dtype, device=device)
+    assert a.device == device
     assert_same(a, np.arange(*args, dtype=dtype or "int64"))
 
 
+@gpu_examples(10)
 @SET
 @given(st.floats(-100, 100), st.floats(0.01, 10), st.floats(0, 300), st.booleans(),
        int_dtype_or_none)
-def test_arange_floats_match_numpy_bit_for_bit(start, step, count, negative, dtype):
+def test_arange_floats_match_numpy_bit_for_bit(device, start, step, count, negative, dtype):
     if negative:
         step = -step
     stop = start + step * count
     n = np.arange(start, stop, step, dtype=dtype or "float32")
-    a = ca.arange(start, stop, step, dtype=dtype)
+    a = ca.arange(start, stop, step, dtype=dtype, device=device)
     assert a.shape == np.arange(start, stop, step).shape    # NumPy's length
     assert_same(a, n)
 
@@ -503,16 +512,18 @@ def test_arange_bool_and_keyword_forms():
 
 # -- linspace ---------------------------------------------------------------------------------
 
+@gpu_examples(10)
 @SET
 @given(st.floats(-1e6, 1e6), st.floats(-1e6, 1e6), st.integers(0, 60), st.booleans(),
        st.sampled_from([None, "float32", "float64", "int32", "int64"]))
-def test_linspace(start, stop, num, endpoint, dtype):
+def test_linspace(device, start, stop, num, endpoint, dtype):
     n, nstep = np.linspace(start, stop, num, endpoint=endpoint, retstep=True,
                            dtype=dtype or "float32")
-    a, astep = ca.linspace(start, stop, num, endpoint=endpoint, retstep=True, dtype=dtype)
+    a, astep = ca.linspace(start, stop, num, endpoint=endpoint, retstep=True, dtype=dtype,
+                           device=device)
     assert_same(a, n)
     assert (astep == nstep) or (math.isnan(astep) and math.isnan(nstep))
-    assert_same(ca.linspace(start, stop, num, endpoint, dtype=dtype, device="cpu"), n)
+    assert_same(ca.linspace(start, stop, num, endpoint, dtype=dtype, device=device), n)
 
 
 def test_linspace_examples():
@@ -530,12 +541,14 @@ def test_linspace_examples():
 
 # -- eye / identity ---------------------------------------------------------------------------
 
+@gpu_examples(10)
 @SET
 @given(st.integers(0, 6), st.one_of(st.none(), st.integers(0, 6)), st.integers(-7, 7),
        dtype_or_none)
-def test_eye(N, M, k, dtype):
-    a = ca.eye(N, M, k=k, dtype=dtype, device="cpu")
+def test_eye(device, N, M, k, dtype):
+    a = ca.eye(N, M, k=k, dtype=dtype, device=device)
     assert_same(a, np.eye(N, M, k=k, dtype=dtype or "float32"))
+    assert a.device == device
 
 
 def test_eye_with_an_empty_huge_side_is_instant():

@@ -23,7 +23,7 @@ from hypothesis import given, settings, strategies as st
 
 import carray as ca
 
-from conftest import DTYPES, random_values, to_numpy
+from conftest import DTYPES, gpu_examples, on, random_values, to_numpy
 from _opcases import (ARITH, COMPARISONS, FLOAT_UNARY, PREDICATES, broadcast_shapes_n,
                       broadcast_shapes_pair,
                       carray_binary_dtype, carray_compute_dtype, carray_unary_dtype,
@@ -110,12 +110,13 @@ def _unary_reference(name, n, dtype):
 
 
 @pytest.mark.parametrize("name", UNARY)
+@gpu_examples(4)
 @given(data=st.data())
 @SET
-def test_unary(name, data):
+def test_unary(name, device, data):
     dt = data.draw(st.sampled_from(DTYPES), label="dtype")
     shape = data.draw(small_shapes(), label="shape")
-    a, n = data.draw(operand(dt, shape, special=True), label="x")
+    a, n = data.draw(operand(dt, shape, special=True, device=device), label="x")
     func = getattr(ca, name)
     expected = carray_unary_dtype(name, dt)
     if expected is None:                       # negative / sign of bool
@@ -126,7 +127,7 @@ def test_unary(name, data):
         return
     r = func(a)
     ref = _unary_reference(name, n, expected)
-    check_values(r, ref, expected, exact=name not in TRANSCENDENTAL)
+    check_values(r, ref, expected, exact=name not in TRANSCENDENTAL, device=device)
     # the input is untouched
     np.testing.assert_array_equal(to_numpy(a), n)
     # operator forms
@@ -151,36 +152,37 @@ def test_float_ops_of_bool_and_int_dtypes(name):
     assert getattr(ca, name)(ca.array([1.0], dtype="float64")).dtype.name == "float64"
 
 
-def test_reciprocal_of_integers_keeps_the_dtype():
+def test_reciprocal_of_integers_keeps_the_dtype(device):
     """As NumPy: 1 // x in the integer dtype, the most negative value for 0; bool gives int64
     (NumPy: int8)."""
     for dt in ("int32", "int64"):
         x = np.array([0, 1, 2, -1, -3, 7], dt)
         with np.errstate(**ERRSTATE):
             expected = np.reciprocal(x)
-        r = ca.reciprocal(ca.array(x))
+        r = ca.reciprocal(on(x, device))
         assert r.dtype.name == dt
         np.testing.assert_array_equal(to_numpy(r), expected)
     assert ca.reciprocal(ca.array([True])).dtype.name == "int64"
 
 
-def test_unary_special_values():
+def test_unary_special_values(device):
     x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 88.0, -88.0, 100.0, -110.0,
                   1e-30, -1e-30], np.float32)
-    a = ca.array(x)
+    a = on(x, device)
     with np.errstate(**ERRSTATE):
         for name in TRANSCENDENTAL + ("sqrt", "reciprocal"):
             r = getattr(ca, name)(a)
             ref = _unary_reference(name, x, np.dtype("float32"))
             check_values(r, ref, "float32", exact=name not in TRANSCENDENTAL)
-            r64 = getattr(ca, name)(ca.array(x.astype(np.float64)))
+            r64 = getattr(ca, name)(on(x.astype(np.float64), device))
             check_values(r64, _unary_reference(name, x.astype(np.float64), np.dtype("float64")),
                          "float64", exact=name not in TRANSCENDENTAL)
     np.testing.assert_array_equal(to_numpy(ca.relu(a)), np.where(x > 0, x, np.where(x != x, x, 0)))
     assert np.isnan(to_numpy(ca.relu(a))[0])
     s = to_numpy(ca.sigmoid(a))
     assert s[1] == 1 and s[2] == 0 and np.isnan(s[0]) and s[3] == 0.5
-    assert (np.diff(to_numpy(ca.sigmoid(ca.linspace(-120, 120, 2001, dtype="float32")))) >= 0).all()
+    s = to_numpy(ca.sigmoid(ca.linspace(-120, 120, 2001, dtype="float32", device=device)))
+    assert (np.diff(s) >= 0).all()
 
 
 # -------------------------------------------------------------------------------------------------
@@ -188,9 +190,9 @@ def test_unary_special_values():
 # -------------------------------------------------------------------------------------------------
 
 @st.composite
-def binary_operands(draw, name, scalars=True):
-    """((carray x, carray y), (NumPy x, NumPy y)): arrays of broadcast-compatible shapes, or one of
-    them a Python scalar (on either side)."""
+def binary_operands(draw, name, scalars=True, device="cpu"):
+    """((carray x, carray y), (NumPy x, NumPy y)): arrays of broadcast-compatible shapes (on
+    `device`), or one of them a Python scalar (on either side)."""
     s1, s2, _ = draw(broadcast_shapes_pair())
     form = draw(st.sampled_from(["arrays", "arrays", "scalar-right", "scalar-left"])
                 if scalars else st.just("arrays"))
@@ -202,8 +204,8 @@ def binary_operands(draw, name, scalars=True):
             nps.append(v)
         else:
             dt = draw(st.sampled_from(DTYPES), label=f"dtype{side}")
-            a, n = draw(operand(dt, shp, special=name != "power", fix=_fix(name, side)),
-                        label=f"x{side}")
+            a, n = draw(operand(dt, shp, special=name != "power", fix=_fix(name, side),
+                                device=device), label=f"x{side}")
             cas.append(a)
             nps.append(n)
     return tuple(cas), tuple(nps)
@@ -225,10 +227,11 @@ def _binary_reference(name, x, y):
 
 
 @pytest.mark.parametrize("name", ARITH + COMPARISONS)
+@gpu_examples(5)
 @given(data=st.data())
 @SET
-def test_binary(name, data):
-    (xa, ya), (xn, yn) = data.draw(binary_operands(name))
+def test_binary(name, device, data):
+    (xa, ya), (xn, yn) = data.draw(binary_operands(name, device=device))
     func = getattr(ca, name)
     expected = carray_binary_dtype(name, xn, yn)
     if expected is None:                       # bool - bool
@@ -243,10 +246,10 @@ def test_binary(name, data):
     expected, ref = _binary_reference(name, xn, yn)
     exact = not (name == "power" and expected.kind == "f")
     r = func(xa, ya)
-    check_values(r, ref, expected, exact=exact)
+    check_values(r, ref, expected, exact=exact, device=device)
     if name in BINARY_OPERATORS:                # x op y, reflected when x is a Python scalar
         r2 = BINARY_OPERATORS[name](xa, ya)
-        check_values(r2, ref, expected, exact=exact)
+        check_values(r2, ref, expected, exact=exact, device=device)
     if name in ("logical_and", "logical_or") and all(
             isinstance(v, ca.Array) and v.dtype.name == "bool" for v in (xa, ya)):
         r3 = (xa & ya) if name == "logical_and" else (xa | ya)
@@ -254,25 +257,27 @@ def test_binary(name, data):
 
 
 @pytest.mark.parametrize("name", ["add", "multiply", "maximum", "less", "power"])
+@gpu_examples(3)
 @given(data=st.data())
 @FEW
-def test_binary_same_array_and_self_views(name, data):
+def test_binary_same_array_and_self_views(name, device, data):
     """x op x and x op x[::-1] / x.T (operands sharing memory)."""
     dt = data.draw(st.sampled_from(DTYPES))
     k = data.draw(st.integers(0, 5))
-    a, n = data.draw(operand(dt, (k, k), special=name != "power", fix=_fix(name, 1)))
+    a, n = data.draw(operand(dt, (k, k), special=name != "power", fix=_fix(name, 1),
+                             device=device))
     for fa, fn in ((lambda v: v, lambda v: v), (lambda v: v.T, lambda v: v.T),
                    (lambda v: v[::-1], lambda v: v[::-1])):
         expected, ref = _binary_reference(name, n, fn(n))
         check_values(getattr(ca, name)(a, fa(a)), ref, expected,
-                     exact=not (name == "power" and expected.kind == "f"))
+                     exact=not (name == "power" and expected.kind == "f"), device=device)
 
 
-def test_nan_propagation():
+def test_nan_propagation(device):
     x = np.array([1.0, np.nan, 3.0, np.nan, -np.inf, 0.0], np.float32)
     y = np.array([np.nan, 2.0, 1.0, np.nan, np.nan, -0.0], np.float32)
     for dt in ("float32", "float64"):
-        a, b = ca.array(x.astype(dt)), ca.array(y.astype(dt))
+        a, b = on(x.astype(dt), device), on(y.astype(dt), device)
         for name in ("maximum", "minimum", "add", "multiply"):
             check_values(getattr(ca, name)(a, b), getattr(np, name)(x.astype(dt), y.astype(dt)), dt)
         assert np.isnan(to_numpy(ca.maximum(a, b))[:2]).all()
@@ -310,10 +315,10 @@ def test_weak_scalar_dtypes():
     check_values(ca.add([1, 2], [3, 4]), np.add([1, 2], [3, 4]), "int64")
 
 
-def test_integer_wraparound_and_extremes():
+def test_integer_wraparound_and_extremes(device):
     info32 = np.iinfo(np.int32)
     x = np.array([info32.max, info32.min, -1, 0, 7], np.int32)
-    a = ca.array(x)
+    a = on(x, device)
     with np.errstate(**ERRSTATE):
         for name in ("add", "subtract", "multiply"):
             check_values(getattr(ca, name)(a, a[::-1]), getattr(np, name)(x, x[::-1]), "int32")
@@ -321,7 +326,7 @@ def test_integer_wraparound_and_extremes():
         check_values(ca.abs(a), np.abs(x), "int32")
         check_values(ca.square(a), np.square(x), "int32")
         check_values(a ** 3, x ** 3, "int32")
-        check_values(ca.array(x.astype(np.int64)) ** 63, x.astype(np.int64) ** 63, "int64")
+        check_values(on(x.astype(np.int64), device) ** 63, x.astype(np.int64) ** 63, "int64")
 
 
 def test_python_int_out_of_range():
@@ -342,11 +347,11 @@ def test_python_int_out_of_range():
         np.array([1, 2], np.int32) + 2**40          # NumPy does the same
 
 
-def test_compare_with_out_of_range_python_int():
+def test_compare_with_out_of_range_python_int(device):
     """NumPy 2 compares int arrays with any Python int by value (no OverflowError)."""
     for dt in ("int32", "int64"):
         x = np.array([1, -5, 2**31 - 1], dt)
-        a = ca.array(x)
+        a = on(x, device)
         for v in (2**40, -2**40, 2**70, -2**70, 2**31, 5):
             check_values(a == v, x == v, "bool")
             check_values(a != v, x != v, "bool")
@@ -383,11 +388,12 @@ def test_compare_with_none():
     check_values(ca.array(x) != None, x != None, "bool")      # noqa: E711
 
 
-def test_negative_power_of_empty_base():
+def test_negative_power_of_empty_base(device):
     """NumPy raises only when a negative exponent is used: an empty base gives an empty result."""
     for dt in ("int32", "int64"):
-        check_values(ca.zeros(0, dtype=dt) ** -1, np.zeros(0, dt) ** -1, dt)
-        check_values(ca.power(ca.zeros((0, 3), dtype=dt), ca.array([-1, 1, 1], dtype=dt)),
+        check_values(ca.zeros(0, dtype=dt, device=device) ** -1, np.zeros(0, dt) ** -1, dt)
+        check_values(ca.power(ca.zeros((0, 3), dtype=dt, device=device),
+                              ca.array([-1, 1, 1], dtype=dt, device=device)),
                      np.zeros((0, 3), dt) ** np.array([-1, 1, 1], dt), dt)
 
 
@@ -395,14 +401,16 @@ def test_negative_power_of_empty_base():
 # where
 # -------------------------------------------------------------------------------------------------
 
+@gpu_examples(10)
 @given(data=st.data())
 @settings(max_examples=60, deadline=None)
-def test_where(data):
+def test_where(device, data):
     """where(condition, x, y): the three broadcast together; condition of any dtype (truthiness);
     x and y arrays or Python scalars; the result dtype is their promotion (carray's weak-scalar
     rules)."""
     cshape, s1, s2, _ = data.draw(broadcast_shapes_n(3))
-    c, cn = data.draw(operand(data.draw(st.sampled_from(DTYPES)), cshape, special=True))
+    c, cn = data.draw(operand(data.draw(st.sampled_from(DTYPES)), cshape, special=True,
+                              device=device))
     vals = []
     for side, shp in enumerate((s1, s2)):
         if data.draw(st.integers(0, 3)) == 0:
@@ -410,14 +418,14 @@ def test_where(data):
             vals.append((v, v))
         else:
             dt = data.draw(st.sampled_from(DTYPES))
-            vals.append(data.draw(operand(dt, shp, special=True)))
+            vals.append(data.draw(operand(dt, shp, special=True, device=device)))
     (xa, xn), (ya, yn) = vals
     ct = carray_compute_dtype(xn, yn)
     ref = np.where(cn, _cast(xn, ct), _cast(yn, ct))
     if isinstance(xn, np.ndarray) or isinstance(yn, np.ndarray):
         if not differs_from_numpy("where", xn, yn):
             assert np.where(cn, xn, yn).dtype == ct      # NumPy's own dtype
-    check_values(ca.where(c, xa, ya), ref, ct)
+    check_values(ca.where(c, xa, ya), ref, ct, device=device)
 
 
 def test_where_errors():
@@ -518,16 +526,18 @@ def test_out_larger_than_broadcast_shape():
 
 
 @pytest.mark.parametrize("name", ["add", "subtract", "multiply", "maximum", "power", "divide"])
+@gpu_examples(4)
 @given(data=st.data())
 @FEW
-def test_out_aliasing_inputs(name, data):
+def test_out_aliasing_inputs(name, device, data):
     """out= overlapping an input in every way: the same array, its transpose, reversed, shifted.
     The result must be NumPy's (computed as if the inputs were copied first)."""
     dt = data.draw(st.sampled_from(("int32", "int64", "float32", "float64")))
     if name == "divide" and dt[0] == "i":
         dt = "float64"
     k = data.draw(st.integers(1, 6))
-    a, n = data.draw(operand(dt, (k, k), fix=_fix(name, 1), kinds=("contiguous", "transposed")))
+    a, n = data.draw(operand(dt, (k, k), fix=_fix(name, 1), kinds=("contiguous", "transposed"),
+                             device=device))
     npf, caf = getattr(np, name), getattr(ca, name)
     exact = name != "power" or dt[0] == "i"
     how = data.draw(st.sampled_from(["same", "T", "reversed", "shifted", "both_T"]))
@@ -548,15 +558,15 @@ def test_out_aliasing_inputs(name, data):
             r = caf(a[:-1], a[1:], out=a[1:])
             npf(n[:-1], n[1:], out=n[1:])
     assert isinstance(r, ca.Array)
-    check_values(a, n, dt, exact=exact)
+    check_values(a, n, dt, exact=exact, device=device)
 
 
-def test_iadd_transpose_square():
+def test_iadd_transpose_square(device):
     """a += a.T on a square array equals NumPy's result (a symmetric matrix)."""
     for dt in ("float32", "int32", "float64", "int64"):
         for k in (1, 3, 64, 300):
             n = random_values(dt, (k, k), k)
-            a = ca.array(n)
+            a = on(n, device)
             a0 = a
             a += a.T
             n += n.T
@@ -565,9 +575,9 @@ def test_iadd_transpose_square():
             np.testing.assert_array_equal(to_numpy(a), to_numpy(a).T)
 
 
-def test_unary_out_aliasing():
+def test_unary_out_aliasing(device):
     n = random_values("float64", (5, 5), 4)
-    a = ca.array(n)
+    a = on(n, device)
     ca.negative(a.T, out=a)
     np.negative(n.T, out=n)
     check_values(a, n, "float64")
@@ -581,15 +591,17 @@ def test_unary_out_aliasing():
 # -------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", list(INPLACE))
+@gpu_examples(5)
 @given(data=st.data())
 @SET
-def test_inplace_operators(name, data):
+def test_inplace_operators(name, device, data):
     """a op= b for every dtype pair and Python scalars: same object, values as NumPy's, the writes
     visible through a's base (views), TypeError where NumPy's same_kind casting refuses."""
     shape = data.draw(small_shapes(0, 4))
     dt = data.draw(st.sampled_from(DTYPES))
     a, n = data.draw(operand(dt, shape, fix=_fix(name, 0),
-                             kinds=("contiguous", "transposed", "sliced", "sliced_transposed")))
+                             kinds=("contiguous", "transposed", "sliced", "sliced_transposed"),
+                             device=device))
     base_a, base_n = (a.base if a.base is not None else a), (n.base if n.base is not None else n)
     if data.draw(st.booleans()):
         v = data.draw(_scalar(name, 1))
@@ -598,7 +610,7 @@ def test_inplace_operators(name, data):
         drop = data.draw(st.integers(0, len(shape)))
         bshape = tuple(1 if data.draw(st.booleans()) else s for s in shape[drop:])
         b, bn = data.draw(operand(data.draw(st.sampled_from(DTYPES)), bshape,
-                                  fix=_fix(name, 1)))
+                                  fix=_fix(name, 1), device=device))
     op = INPLACE[name]
     n_before = n.copy()
     try:
@@ -613,7 +625,7 @@ def test_inplace_operators(name, data):
     a = op(a, b)
     assert a is a0 and n2 is n
     exact = not (name == "power" and n.dtype.kind == "f")
-    check_values(a, n, dt, exact=exact)
+    check_values(a, n, dt, exact=exact, device=device)
     check_values(base_a, base_n, dt, exact=exact)         # written through to the base
 
 
@@ -725,14 +737,15 @@ def test_integer_negative_power_raises():
     check_values(ca.array([2, 4]) ** -1.0, np.array([0.5, 0.25], np.float32), "float32")
 
 
-def test_logical_ops_on_non_bool():
+def test_logical_ops_on_non_bool(device):
     x = np.array([0.0, np.nan, -1.0, 2.0])
     y = np.array([1, 0, 0, 3], np.int32)
-    check_values(ca.logical_and(ca.array(x), ca.array(y)), np.logical_and(x, y), "bool")
-    check_values(ca.logical_or(ca.array(x), ca.array(y)), np.logical_or(x, y), "bool")
-    check_values(ca.logical_not(ca.array(x)), np.logical_not(x), "bool")
+    xa, ya = on(x, device), on(y, device)
+    check_values(ca.logical_and(xa, ya), np.logical_and(x, y), "bool", device=device)
+    check_values(ca.logical_or(xa, ya), np.logical_or(x, y), "bool", device=device)
+    check_values(ca.logical_not(xa), np.logical_not(x), "bool", device=device)
     with pytest.raises(TypeError):
-        ca.array(x) & ca.array(y)                   # NumPy: no bitwise and for floats either
+        xa & ya                   # NumPy: no bitwise and for floats either
 
 
 # -------------------------------------------------------------------------------------------------
@@ -876,9 +889,10 @@ def test_bad_simd_env_value():
 # -------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dt", ["int32", "int64", "float32", "float64"])
+@gpu_examples(4)
 @given(data=st.data())
 @FEW
-def test_floor_divide_and_remainder_match_numpy(dt, data):
+def test_floor_divide_and_remainder_match_numpy(dt, device, data):
     """x // y and x % y as NumPy (and Python): quotient rounded to -inf, remainder with the sign
     of y; integer division by 0 gives 0, float division by 0 inf/nan; broadcasting and scalars."""
     shape1, shape2, _ = data.draw(broadcast_shapes_pair(3), label="shapes")
@@ -891,12 +905,12 @@ def test_floor_divide_and_remainder_match_numpy(dt, data):
                                     max_size=int(np.prod(shape1)))), dt).reshape(shape1)
     y = np.array(data.draw(st.lists(values, min_size=int(np.prod(shape2)),
                                     max_size=int(np.prod(shape2)))), dt).reshape(shape2)
-    a, b = ca.array(x), ca.array(y)
+    a, b = on(x, device), on(y, device)
     with np.errstate(all="ignore"):
         for got, want in ((a // b, x // y), (a % b, x % y), (ca.floor_divide(a, 3), x // 3),
                           (ca.remainder(7, b), np.remainder(7, y)),
                           (a[..., ::-1] % b, x[..., ::-1] % y) if x.ndim else (a % 5, x % 5)):
-            assert got.dtype.name == want.dtype.name
+            assert got.dtype.name == want.dtype.name and got.device == device
             np.testing.assert_array_equal(to_numpy(got), want)
 
 
@@ -916,14 +930,16 @@ def test_floor_divide_edge_cases():
     assert a.tolist() == [(v // 3) % 2 for v in range(10)]
 
 
-def test_clip_matches_numpy():
+def test_clip_matches_numpy(device):
     x = np.array([[1.0, 5.0, np.nan], [-3.0, 2.5, 4.0]], np.float32)
-    a = ca.array(x)
-    for lo, hi in ((0, 4), (None, 2), (1.5, None), (np.float32(0), ca.array([1.0, 2.0, 3.0]))):
-        want = np.clip(x, lo, np.asarray(hi) if isinstance(hi, ca.Array) else hi)
+    a = on(x, device)
+    for lo, hi in ((0, 4), (None, 2), (1.5, None),
+                   (np.float32(0), ca.array([1.0, 2.0, 3.0], device=device))):
+        want = np.clip(x, lo, to_numpy(hi) if isinstance(hi, ca.Array) else hi)
         got = ca.clip(a, lo, hi)
         assert got.dtype.name == want.dtype.name
         np.testing.assert_array_equal(to_numpy(got), want)
-    np.testing.assert_array_equal(to_numpy(ca.arange(5).clip(1, 3)), np.arange(5).clip(1, 3))
+    np.testing.assert_array_equal(to_numpy(ca.arange(5, device=device).clip(1, 3)),
+                                  np.arange(5).clip(1, 3))
     with pytest.raises(ValueError):
         ca.clip(a, None, None)

@@ -8,9 +8,9 @@ from hypothesis import given, settings, strategies as st
 
 import carray as ca
 
-from conftest import (DTYPES, assert_raises_like, assert_same, basic_getitem, make_pair, pairs,
-                      random_basic_key, random_slice, random_values, same_bits, seeds, shapes,
-                      to_numpy)
+from conftest import (DTYPES, assert_raises_like, assert_same, basic_getitem, gpu_examples,
+                      make_pair, on, pairs, random_basic_key, random_slice, random_values,
+                      same_bits, seeds, shapes, to_numpy)
 
 IDX = settings(max_examples=200, deadline=None)
 
@@ -26,18 +26,25 @@ def _bcast_member(draw, bshape):
     return tuple(1 if draw(st.integers(0, 3)) == 0 else s for s in tail)
 
 
-def _as_form(draw, idx):
-    """The same index array for carray: a nested list, a carray array or the NumPy array."""
+def _as_form(draw, idx, device="cpu"):
+    """The same index array for carray: a nested list, a carray array (on `device`, or on the
+    host) or the NumPy array."""
     form = draw(st.sampled_from(["list", "carray", "numpy"]))
     if form == "list" and idx.size > 0 and np.asarray(idx.tolist()).shape == idx.shape:
         return idx.tolist()
     if form == "carray":
-        return ca.asarray(idx)
+        return on(idx, device if draw(st.booleans()) else "cpu")
     return idx
 
 
+def _to(pair, device):
+    """A (carray array, NumPy array) pair with the carray array moved to `device`."""
+    a, n = pair
+    return (a if device == "cpu" else a.to(device)), n
+
+
 @st.composite
-def advanced_keys(draw, shape, require_advanced=True):
+def advanced_keys(draw, shape, require_advanced=True, device="cpu"):
     """(numpy_key, carray_key) for an array of `shape`: ints, slices, None, at most one Ellipsis,
     integer arrays (int32/int64, negative values too, broadcasting to a common shape), boolean
     masks over 0..k dims and bool scalars."""
@@ -61,12 +68,12 @@ def advanced_keys(draw, shape, require_advanced=True):
                 dt = draw(st.sampled_from([np.int32, np.int64]))
                 idx = rng.integers(-shape[d], max(shape[d], 1), size=ishape).astype(dt) \
                     if shape[d] > 0 else np.zeros(ishape, dt)
-                out.append((idx, _as_form(draw, idx)))
+                out.append((idx, _as_form(draw, idx, device)))
                 d += 1
             elif kind == "mask":
                 k = draw(st.integers(0, min(3, hi - d)))
                 m = np.asarray(rng.random(shape[d:d + k]) < draw(st.sampled_from([0.3, 0.7, 1.0])))
-                out.append((m, _as_form(draw, m) if k > 0 else ca.asarray(m)))
+                out.append((m, _as_form(draw, m, device) if k > 0 else ca.asarray(m)))
                 d += k
             elif kind == "none":
                 out.append((None, None))
@@ -90,7 +97,7 @@ def advanced_keys(draw, shape, require_advanced=True):
         # add an integer array (or a bool scalar) somewhere
         if nd > p and not use_ellipsis and shape[p] > 0:
             idx = rng.integers(-shape[p], shape[p], size=bshape)
-            items.append((idx, _as_form(draw, idx)))
+            items.append((idx, _as_form(draw, idx, device)))
         else:
             b = draw(st.booleans())
             items.insert(draw(st.integers(0, len(items))), (b, b))
@@ -115,28 +122,30 @@ def _gather(a, n, nkey, ckey):
     return rc, rn
 
 
+@gpu_examples(20)
 @IDX
 @given(pairs(max_dims=4), st.data())
-def test_advanced_getitem_random(pair, data):
-    a, n = pair
-    nkey, ckey = data.draw(advanced_keys(n.shape), label="key")
+def test_advanced_getitem_random(device, pair, data):
+    a, n = _to(pair, device)
+    nkey, ckey = data.draw(advanced_keys(n.shape, device=device), label="key")
     out = _gather(a, n, nkey, ckey)
     if out is not None:
         rc, rn = out
         # a new array: C-contiguous, owning its memory (unless NumPy made it a view of 0-d int
         # arrays, which NumPy treats as plain integers)
-        assert rc.flags.writeable
+        assert rc.flags.writeable and rc.device == device
         if rc.base is None:
             assert rc.flags.c_contiguous
-            if rc.size:
+            if rc.size and device == "cpu":
                 assert not np.shares_memory(to_numpy(rc), to_numpy(a))
 
 
+@gpu_examples(10)
 @settings(max_examples=100, deadline=None)
 @given(pairs(max_dims=4), st.data())
-def test_advanced_getitem_of_views(pair, data):
+def test_advanced_getitem_of_views(device, pair, data):
     """Advanced indexing of non-contiguous views (negative steps, transposes, broadcasts)."""
-    a, n = pair
+    a, n = _to(pair, device)
     key = data.draw(random_basic_key(n.shape, allow_none=True))
     va, vn = a[key], basic_getitem(n, key)
     if data.draw(st.booleans()):
@@ -144,16 +153,17 @@ def test_advanced_getitem_of_views(pair, data):
     if data.draw(st.booleans()) and vn.ndim:
         shp = (2,) + vn.shape
         va, vn = ca.broadcast_to(va, shp), np.broadcast_to(vn, shp)
-    nkey, ckey = data.draw(advanced_keys(vn.shape), label="key")
+    nkey, ckey = data.draw(advanced_keys(vn.shape, device=device), label="key")
     _gather(va, vn, nkey, ckey)
 
 
+@gpu_examples(10)
 @settings(max_examples=100, deadline=None)
 @given(pairs(min_dims=1, max_dims=4), st.data())
-def test_boolean_mask_whole_array(pair, data):
-    a, n = pair
+def test_boolean_mask_whole_array(device, pair, data):
+    a, n = _to(pair, device)
     m = np.asarray(np.random.default_rng(data.draw(seeds)).random(n.shape) < 0.5)
-    for ck in (m, ca.asarray(m)) + ((m.tolist(),) if m.size else ()):
+    for ck in (m, on(m, device)) + ((m.tolist(),) if m.size else ()):
         rc = a[ck]
         assert_same(rc, n[m])
     # a mask of the array's own values (bool arrays) / a comparison computed by NumPy
@@ -178,8 +188,8 @@ def test_boolean_mask_whole_array(pair, data):
     (False, slice(None), [0]),
     (None, [1], None, slice(None), [-1, -2]),
 ])
-def test_result_dim_placement(key):
-    a, n = make_pair("int64", (2, 3, 4, 5), seed=11)
+def test_result_dim_placement(key, device):
+    a, n = make_pair("int64", (2, 3, 4, 5), seed=11, device=device)
     nkey = tuple(np.asarray(k) if isinstance(k, list) else k for k in key)
     rn = n[nkey]
     assert_same(a[key], rn, strides=False)
@@ -312,10 +322,11 @@ def _safe_value(vn, target_dtype):
     return True
 
 
+@gpu_examples(20)
 @IDX
 @given(pairs(max_dims=4), st.data())
-def test_setitem_basic_random(pair, data):
-    a, n = pair
+def test_setitem_basic_random(device, pair, data):
+    a, n = _to(pair, device)
     key = data.draw(random_basic_key(n.shape))
     target = np.asarray(basic_getitem(n, key)).shape
     vn, vc = _value_for(data.draw, target, data.draw(seeds))
@@ -323,11 +334,12 @@ def test_setitem_basic_random(pair, data):
         _assign(a, n, key, key, vn, vc)
 
 
+@gpu_examples(20)
 @IDX
 @given(pairs(max_dims=4), st.data())
-def test_setitem_advanced_random(pair, data):
-    a, n = pair
-    nkey, ckey = data.draw(advanced_keys(n.shape), label="key")
+def test_setitem_advanced_random(device, pair, data):
+    a, n = _to(pair, device)
+    nkey, ckey = data.draw(advanced_keys(n.shape, device=device), label="key")
     try:
         target = n[nkey].shape
     except IndexError:
@@ -339,17 +351,18 @@ def test_setitem_advanced_random(pair, data):
         _assign(a, n, nkey, ckey, vn, vc)
 
 
+@gpu_examples(10)
 @settings(max_examples=100, deadline=None)
 @given(pairs(max_dims=4), st.data())
-def test_setitem_into_views(pair, data):
+def test_setitem_into_views(device, pair, data):
     """Assigning through a random (non-contiguous) view writes the owner as NumPy's does."""
-    a, n = pair
+    a, n = _to(pair, device)
     key = data.draw(random_basic_key(n.shape))
     va, vn = a[key], basic_getitem(n, key)
     if data.draw(st.booleans()):
         va, vn = va.T, vn.T
     if data.draw(st.booleans()):
-        nkey, ckey = data.draw(advanced_keys(vn.shape), label="key")
+        nkey, ckey = data.draw(advanced_keys(vn.shape, device=device), label="key")
     else:
         nkey = ckey = data.draw(random_basic_key(vn.shape))
     try:
@@ -358,16 +371,17 @@ def test_setitem_into_views(pair, data):
         return
     value = random_values(n.dtype, _bcast_member(data.draw, target), data.draw(seeds))
     vn[nkey] = value
-    va[ckey] = ca.asarray(value)
+    va[ckey] = on(value, device)
     assert same_bits(to_numpy(a), n)
 
 
+@gpu_examples(10)
 @settings(max_examples=100, deadline=None)
 @given(pairs(min_dims=1, max_dims=4, min_side=1), st.data())
-def test_setitem_overlapping_self(pair, data):
+def test_setitem_overlapping_self(device, pair, data):
     """a[region] = another region of a that overlaps it: the result as if the value were copied
     first (NumPy's semantics), for shifts in either direction and flips."""
-    a, n = pair
+    a, n = _to(pair, device)
     ax = data.draw(st.integers(0, n.ndim - 1))
     m = n.shape[ax]
     s = data.draw(st.integers(0, m - 1)) if m > 1 else 0
@@ -428,10 +442,10 @@ def test_setitem_overlap_hand_cases():
                                    [1.5, -2.5, 0.0], [True, False, True], [3, -4, 5],
                                    np.float64(2.5), np.int32(-7), np.bool_(True),
                                    np.array([1.9, -1.9, 0.1]), np.array([0, 2, -3], np.int32)])
-def test_setitem_casts_like_numpy(dtype, value):
+def test_setitem_casts_like_numpy(dtype, value, device):
     """Values of another type are cast as NumPy's assignment casts them (unsafe casting:
     float -> int truncates, x -> bool is x != 0)."""
-    a, n = make_pair(dtype, (2, 3), seed=17)
+    a, n = make_pair(dtype, (2, 3), seed=17, device=device)
     if dtype == "int32" and isinstance(value, float) and value == 1e10:
         assert_raises_like(lambda: a.__setitem__((0, 1), value), lambda: n.__setitem__((0, 1), value))
         return
@@ -444,8 +458,8 @@ def test_setitem_casts_like_numpy(dtype, value):
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64", "bool"])
-def test_setitem_special_values_errors(dtype):
-    a, n = make_pair(dtype, (3,), seed=18)
+def test_setitem_special_values_errors(dtype, device):
+    a, n = make_pair(dtype, (3,), seed=18, device=device)
     for v in (float("nan"), float("inf"), 2**31, -2**31 - 1, 2**63, -2**63,
               [1, 2], [[1, 2, 3]] * 2, [1, [2, 3], 4]):
         if not isinstance(v, list):
@@ -456,19 +470,19 @@ def test_setitem_special_values_errors(dtype):
         _assign(a, n, [0, 2], [0, 2], v, v)
 
 
-def test_setitem_broadcast_shapes_and_errors():
-    a, n = make_pair("float64", (2, 3, 4), seed=19)
+def test_setitem_broadcast_shapes_and_errors(device):
+    a, n = make_pair("float64", (2, 3, 4), seed=19, device=device)
     for key, shape in [((Ellipsis,), (4,)), ((Ellipsis,), (3, 1)), ((Ellipsis,), (1, 1, 1, 4)),
                        ((0,), (1, 4)), (([0, 1],), (3, 4)), (([0, 1], 0), (2, 1)),
                        ((slice(None), [0, 2], [1, 3]), (2, 1)), ((Ellipsis,), (5,)),
                        ((Ellipsis,), (2, 2, 3, 4)), (([0, 1],), (2, 2, 4)), ((0,), (2, 3, 4))]:
         v = random_values("float64", shape, 20)
-        _assign(a, n, key, key, v, ca.asarray(v))
+        _assign(a, n, key, key, v, on(v, device))
         _assign(a, n, key, key, v, v.tolist())
 
 
-def test_setitem_readonly():
-    a, n = make_pair("float32", (3, 4), seed=21)
+def test_setitem_readonly(device):
+    a, n = make_pair("float32", (3, 4), seed=21, device=device)
     b, bn = ca.broadcast_to(a, (2, 3, 4)), np.broadcast_to(n, (2, 3, 4))
     for key in [(0,), (Ellipsis,), ([0, 1],), (np.ones((2, 3, 4), bool),), (0, 0, 0)]:
         assert_raises_like(lambda: b.__setitem__(key, 1.0), lambda: bn.__setitem__(key, 1.0))
@@ -476,12 +490,12 @@ def test_setitem_readonly():
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_setitem_zero_d_and_empty(dtype):
-    a, n = make_pair(dtype, (), seed=22)
+def test_setitem_zero_d_and_empty(dtype, device):
+    a, n = make_pair(dtype, (), seed=22, device=device)
     for key, v in [((), 1), ((Ellipsis,), 0), ((Ellipsis,), np.array([[2]])), ((None,), [3]),
                    ((Ellipsis,), ca.asarray([[True]])), ((None, None), np.array([4]))]:
         _assign(a, n, key, key, np.asarray(v), v)
-    e, en = make_pair(dtype, (0, 3), seed=23)
+    e, en = make_pair(dtype, (0, 3), seed=23, device=device)
     for key, v in [((Ellipsis,), 5), ((slice(None),), [1, 2, 3]), (([],), 7), ((Ellipsis,), [])]:
         _assign(e, en, key, key, v, v)
 

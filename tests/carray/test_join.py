@@ -12,7 +12,8 @@ from hypothesis import given, settings, strategies as st
 
 import carray as ca
 
-from conftest import DTYPES, assert_same, dtypes, owner_of, random_values, seeds, shapes, to_numpy
+from conftest import (DTYPES, assert_same, dtypes, gpu_examples, on, owner_of, random_values,
+                      seeds, shapes, to_numpy)
 
 SET = settings(max_examples=80, deadline=None)
 FEW = settings(max_examples=40, deadline=None)
@@ -24,15 +25,19 @@ FEW = settings(max_examples=40, deadline=None)
 
 def _pair(a, n):
     """(a, NumPy's zero-copy view of a): the NumPy twin has a's exact strides (NumPy gives
-    its own empty arrays other strides, which would steer concatenate's layout differently)."""
+    its own empty arrays other strides, which would steer concatenate's layout differently).
+    A device array's twin is the NumPy view n itself (same strides but for empty arrays)."""
     m = to_numpy(a)
     assert np.array_equal(m, n, equal_nan=True) and m.dtype == n.dtype
+    if a.device != "cpu":
+        assert a.size == 0 or a.strides == n.strides
+        return a, n
     return a, m
 
 
 @st.composite
-def views(draw, shape, dtype=None):
-    """(carray array, NumPy array) of `shape` with equal contents and equal strides:
+def views(draw, shape, dtype=None, device="cpu"):
+    """(carray array on `device`, NumPy array) of `shape` with equal contents and equal strides:
     contiguous, transposed, strided, reversed or broadcast (stride 0)."""
     dt = draw(dtypes) if dtype is None else dtype
     seed = draw(seeds)
@@ -42,14 +47,14 @@ def views(draw, shape, dtype=None):
         perm = draw(st.permutations(range(nd)))
         inv = np.argsort(perm)
         base = random_values(dt, tuple(shape[p] for p in perm), seed)
-        return _pair(ca.array(base).transpose(tuple(inv)), base.transpose(tuple(inv)))
+        return _pair(on(base, device).transpose(tuple(inv)), base.transpose(tuple(inv)))
     if kind == "strided" and nd >= 1:
         steps = [draw(st.sampled_from([1, 2, -1, -2])) for _ in range(nd)]
         base = random_values(dt, tuple(2 * s + 1 for s in shape), seed)
         key = tuple(slice(0, s * k, k) if k > 0 or s == 0 else slice(-s * k - 1, None, k)
                     for s, k in zip(shape, steps))
         n = base[key]
-        a = ca.array(base)[key]
+        a = on(base, device)[key]
         assert a.shape == n.shape == tuple(shape)
         return _pair(a, n)
     if kind == "broadcast" and nd >= 1:
@@ -57,9 +62,9 @@ def views(draw, shape, dtype=None):
         small = list(shape)
         small[d] = 1
         base = random_values(dt, tuple(small), seed)
-        return _pair(ca.broadcast_to(ca.array(base), shape), np.broadcast_to(base, shape))
+        return _pair(ca.broadcast_to(on(base, device), shape), np.broadcast_to(base, shape))
     base = random_values(dt, tuple(shape), seed)
-    return _pair(ca.array(base), base)
+    return _pair(on(base, device), base)
 
 
 def check_raises(fc, fn, *needles):
@@ -97,9 +102,10 @@ def same_or_same_error(fc, fn):
 # concatenate
 # ---------------------------------------------------------------------------------------------
 
+@gpu_examples(10)
 @SET
 @given(st.data())
-def test_concatenate_random(data):
+def test_concatenate_random(device, data):
     nd = data.draw(st.integers(1, 4), label="ndim")
     shape = list(data.draw(shapes(min_dims=nd, max_dims=nd, max_side=4)))
     axis = data.draw(st.integers(-nd, nd - 1), label="axis")
@@ -110,18 +116,20 @@ def test_concatenate_random(data):
     for _ in range(k):
         s = list(shape)
         s[axis] = data.draw(st.integers(0, 4))
-        pairs.append(data.draw(views(tuple(s), dt if one_dtype else None)))
+        pairs.append(data.draw(views(tuple(s), dt if one_dtype else None, device)))
     got = ca.concatenate([p[0] for p in pairs], axis=axis)
     expected = np.concatenate([p[1] for p in pairs], axis=axis)
     assert_same(got, expected)
-    assert got.base is None
+    assert got.base is None and got.device == device
 
 
+@gpu_examples(5)
 @SET
 @given(st.data())
-def test_concatenate_axis_none(data):
+def test_concatenate_axis_none(device, data):
     k = data.draw(st.integers(1, 4))
-    pairs = [data.draw(views(data.draw(shapes(max_dims=3, max_side=4)))) for _ in range(k)]
+    pairs = [data.draw(views(data.draw(shapes(max_dims=3, max_side=4)), device=device))
+             for _ in range(k)]
     assert_same(ca.concatenate([p[0] for p in pairs], axis=None),
                 np.concatenate([p[1] for p in pairs], axis=None))
 
@@ -250,19 +258,21 @@ def test_concatenate_errors():
 # stack and friends
 # ---------------------------------------------------------------------------------------------
 
+@gpu_examples(10)
 @SET
 @given(st.data())
-def test_stack_random(data):
+def test_stack_random(device, data):
     shape = data.draw(shapes(max_dims=4, max_side=4))
     nd = len(shape)
     axis = data.draw(st.integers(-nd - 1, nd))
     one_dtype = data.draw(st.booleans())
     dt = data.draw(dtypes)
-    pairs = [data.draw(views(shape, dt if one_dtype else None))
+    pairs = [data.draw(views(shape, dt if one_dtype else None, device))
              for _ in range(data.draw(st.integers(1, 4)))]
     got = ca.stack([p[0] for p in pairs], axis=axis)
     assert_same(got, np.stack([p[1] for p in pairs], axis=axis))
-    out = ca.zeros(got.shape, dtype="float64")
+    assert got.device == device
+    out = ca.zeros(got.shape, dtype="float64", device=device)
     assert ca.stack([p[0] for p in pairs], axis=axis, out=out) is out
     assert_same(out, np.ascontiguousarray(np.stack([p[1] for p in pairs], axis=axis),
                                           dtype="float64"))
@@ -345,16 +355,17 @@ def _check_parts(parts, expected, owner):
     for p, e in zip(parts, expected):
         assert_same(p, e)
         assert p.base is owner, "split must return views"
-        if p.size:
+        if p.size and p.device == "cpu":
             assert np.shares_memory(to_numpy(p), to_numpy(owner))
 
 
+@gpu_examples(10)
 @SET
 @given(st.data())
-def test_split_random(data):
+def test_split_random(device, data):
     shape = data.draw(shapes(min_dims=1, max_dims=4, max_side=6))
     nd = len(shape)
-    a, n = data.draw(views(shape))
+    a, n = data.draw(views(shape, device=device))
     axis = data.draw(st.integers(-nd, nd - 1))
     length = shape[axis]
     if data.draw(st.booleans()):
@@ -428,12 +439,13 @@ def test_split_errors():
 # flip
 # ---------------------------------------------------------------------------------------------
 
+@gpu_examples(10)
 @SET
 @given(st.data())
-def test_flip_random(data):
+def test_flip_random(device, data):
     shape = data.draw(shapes(max_dims=4, max_side=4))
     nd = len(shape)
-    a, n = data.draw(views(shape))
+    a, n = data.draw(views(shape, device=device))
     form = data.draw(st.sampled_from(["none", "int", "tuple"]))
     if form == "none" or nd == 0:
         axis = None
@@ -446,7 +458,7 @@ def test_flip_random(data):
     expected = np.flip(n, axis)
     assert_same(got, np.asarray(expected))
     assert got.base is owner_of(a), "flip must return a view"
-    if a.size:
+    if a.size and device == "cpu":
         assert np.shares_memory(to_numpy(got), to_numpy(owner_of(a)))
     assert_same(ca.flip(got, axis), n)      # flipping twice gives the input back
     if nd >= 2:
@@ -498,12 +510,13 @@ def pad_widths(draw, nd):
     return np.array(pairs, dtype=np.int64).reshape(nd, 2) if form == "per_axis_np" else pairs
 
 
+@gpu_examples(15)
 @settings(max_examples=150, deadline=None)
 @given(st.data())
-def test_pad_random(data):
+def test_pad_random(device, data):
     shape = data.draw(shapes(max_dims=3, max_side=4))
     nd = len(shape)
-    a, n = data.draw(views(shape))
+    a, n = data.draw(views(shape, device=device))
     width = data.draw(pad_widths(nd))
     mode = data.draw(st.sampled_from(["constant", "edge", "reflect", "symmetric", "wrap",
                                       "empty"]))
@@ -528,7 +541,7 @@ def test_pad_random(data):
             or "zero-size" in str(e), e
         return
     got = ca.pad(a, width, mode=mode, **kwargs)
-    assert got.base is None
+    assert got.base is None and got.device == device
     if mode == "empty":
         assert_same(got, expected, values=False)
         w = np.asarray(width)

@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 import carray as ca
 from carray import _matmul
 
-from conftest import DTYPES, assert_raises_like, random_values, seeds
+from conftest import DTYPES, assert_raises_like, gpu_examples, random_values, seeds
 
 SETTINGS = settings(max_examples=150, deadline=None)
 KERNELS = _matmul._gemm_kernels()
@@ -35,7 +35,7 @@ def check(r, a, b, out_dtype=None):
     assert isinstance(r, ca.Array)
     assert r.shape == expect.shape, f"shape {r.shape} != NumPy's {expect.shape}"
     assert r.dtype.name == dtype.name, f"dtype {r.dtype.name} != NumPy's {dtype.name}"
-    got = np.asarray(r)
+    got = np.asarray(r.to("cpu"))
     if dtype.kind in "bi":
         np.testing.assert_array_equal(got, expect.astype(dtype))
         return
@@ -52,14 +52,14 @@ def check(r, a, b, out_dtype=None):
     np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
 
 
-def pair(dtype, shape, seed=0):
-    """(carray array, NumPy array) with equal contents; floats uniform in [-1, 1)."""
+def pair(dtype, shape, seed=0, device="cpu"):
+    """(carray array on `device`, NumPy array) with equal contents; floats uniform in [-1, 1)."""
     rng = np.random.default_rng(seed)
     if np.dtype(dtype).kind == "f":
         n = (rng.random(shape) * 2 - 1).astype(dtype)
     else:
         n = random_values(dtype, shape, seed)
-    return ca.array(n), n
+    return ca.array(n).to(device), n
 
 
 # ---------------------------------------------------------------------------------------------
@@ -69,33 +69,33 @@ def pair(dtype, shape, seed=0):
 LAYOUTS = ("c", "t", "step", "neg", "bcast", "t+neg")
 
 
-def operand(dtype, shape, layout, seed=0):
-    """A (carray view, NumPy view) pair of `shape` whose memory layout is `layout`: "c"
+def operand(dtype, shape, layout, seed=0, device="cpu"):
+    """A (carray view on `device`, NumPy view) pair of `shape` whose memory layout is `layout`: "c"
     contiguous, "t" the last two dims transposed, "step" every dim with step 2, "neg" every dim
     reversed, "t+neg" transposed with steps -1 and -2, "bcast" the first and size-1 dims with
     stride 0."""
     shape = tuple(shape)
     nd = len(shape)
     if layout == "t" and nd >= 2:
-        a, n = pair(dtype, shape[:-2] + (shape[-1], shape[-2]), seed)
+        a, n = pair(dtype, shape[:-2] + (shape[-1], shape[-2]), seed, device)
         return a.swapaxes(-1, -2), n.swapaxes(-1, -2)
     if layout == "t+neg" and nd >= 2:
-        a, n = pair(dtype, shape[:-2] + (2 * shape[-1], shape[-2]), seed)
+        a, n = pair(dtype, shape[:-2] + (2 * shape[-1], shape[-2]), seed, device)
         key = (Ellipsis, slice(None, None, -1), slice(None, None, -2))
         return a.swapaxes(-1, -2)[key], n.swapaxes(-1, -2)[key]
     if layout == "step" and nd >= 1:
-        a, n = pair(dtype, tuple(2 * s for s in shape), seed)
+        a, n = pair(dtype, tuple(2 * s for s in shape), seed, device)
         key = (slice(None, None, 2),) * nd
         return a[key], n[key]
     if layout == "neg" and nd >= 1:
-        a, n = pair(dtype, shape, seed)
+        a, n = pair(dtype, shape, seed, device)
         key = (slice(None, None, -1),) * nd
         return a[key], n[key]
     if layout == "bcast" and nd >= 1:
         small = tuple(1 if i == 0 or s == 1 else s for i, s in enumerate(shape))
-        a, n = pair(dtype, small, seed)
+        a, n = pair(dtype, small, seed, device)
         return ca.broadcast_to(a, shape), np.broadcast_to(n, shape)
-    return pair(dtype, shape, seed)
+    return pair(dtype, shape, seed, device)
 
 
 @st.composite
@@ -117,14 +117,17 @@ def matmul_shapes(draw, max_side=9, max_batch=3):
     return sa, sb
 
 
+@gpu_examples(20)
 @SETTINGS
 @given(shapes=matmul_shapes(), da=st.sampled_from(DTYPES), db=st.sampled_from(DTYPES),
        la=st.sampled_from(LAYOUTS), lb=st.sampled_from(LAYOUTS), seed=seeds)
-def test_random_shapes_dtypes_layouts(shapes, da, db, la, lb, seed):
+def test_random_shapes_dtypes_layouts(device, shapes, da, db, la, lb, seed):
     sa, sb = shapes
-    a, an = operand(da, sa, la, seed)
-    b, bn = operand(db, sb, lb, seed + 1)
-    check(ca.matmul(a, b), an, bn)
+    a, an = operand(da, sa, la, seed, device)
+    b, bn = operand(db, sb, lb, seed + 1, device)
+    r = ca.matmul(a, b)
+    assert r.device == device
+    check(r, an, bn)
 
 
 @settings(max_examples=40, deadline=None)
@@ -188,9 +191,9 @@ def test_transposed_large(kernel, ta, tb, dtype):
 
 @pytest.mark.parametrize("la", LAYOUTS)
 @pytest.mark.parametrize("lb", LAYOUTS)
-def test_layouts_medium(la, lb):
-    a, an = operand("float32", (3, 70, 45), la, 5)
-    b, bn = operand("float32", (3, 45, 66), lb, 6)
+def test_layouts_medium(la, lb, device):
+    a, an = operand("float32", (3, 70, 45), la, 5, device)
+    b, bn = operand("float32", (3, 45, 66), lb, 6, device)
     check(ca.matmul(a, b), an, bn)
 
 
@@ -248,16 +251,16 @@ def test_threads_do_not_change_results():
     ((3, 0, 4), (3, 4, 5)),
 ])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "bool"])
-def test_batches(sa, sb, dtype):
-    a, an = pair(dtype, sa, 11)
-    b, bn = pair(dtype, sb, 12)
+def test_batches(sa, sb, dtype, device):
+    a, an = pair(dtype, sa, 11, device)
+    b, bn = pair(dtype, sb, 12, device)
     check(ca.matmul(a, b), an, bn)
 
 
-def test_batch_of_views():
+def test_batch_of_views(device):
     """Batch dims with arbitrary strides (sliced, transposed, reversed) do not merge."""
-    a, an = operand("float64", (6, 5, 9, 7), "neg", 1)
-    b, bn = operand("float64", (7, 4), "t", 2)
+    a, an = operand("float64", (6, 5, 9, 7), "neg", 1, device)
+    b, bn = operand("float64", (7, 4), "t", 2, device)
     check(ca.matmul(a, b), an, bn)
     a2, a2n = a.transpose(1, 0, 2, 3), an.transpose(1, 0, 2, 3)
     check(ca.matmul(a2, b), a2n, bn)
@@ -269,13 +272,13 @@ def test_batch_of_views():
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_vectors(dtype):
-    a, an = pair(dtype, (9,), 1)
-    b, bn = pair(dtype, (9,), 2)
+def test_vectors(dtype, device):
+    a, an = pair(dtype, (9,), 1, device)
+    b, bn = pair(dtype, (9,), 2, device)
     r = ca.matmul(a, b)
     assert r.ndim == 0
     check(r, an, bn)
-    m, mn = pair(dtype, (9, 4), 3)
+    m, mn = pair(dtype, (9, 4), 3, device)
     check(ca.matmul(a, m), an, mn)
     check(ca.matmul(m.T, b), mn.T, bn)
 
@@ -284,48 +287,48 @@ def test_vectors(dtype):
                                     ((3, 4), (4, 0)), ((0, 5), (5, 0)), ((4, 0), (0,)),
                                     ((2, 3, 0), (2, 0, 5))])
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_empty(sa, sb, dtype):
-    a, an = pair(dtype, sa)
-    b, bn = pair(dtype, sb)
+def test_empty(sa, sb, dtype, device):
+    a, an = pair(dtype, sa, device=device)
+    b, bn = pair(dtype, sb, device=device)
     r = ca.matmul(a, b)
     check(r, an, bn)
     if np.prod(sa) == 0 and r.size:
-        assert not np.asarray(r).any()      # K = 0: zeros
+        assert not np.asarray(r.to("cpu")).any()      # K = 0: zeros
 
 
 @pytest.mark.parametrize("da", DTYPES)
 @pytest.mark.parametrize("db", DTYPES)
-def test_dtype_promotion(da, db):
-    a, an = pair(da, (5, 6), 1)
-    b, bn = pair(db, (6, 4), 2)
+def test_dtype_promotion(da, db, device):
+    a, an = pair(da, (5, 6), 1, device)
+    b, bn = pair(db, (6, 4), 2, device)
     r = ca.matmul(a, b)
     assert r.dtype == ca.promote_types(da, db)
     check(r, an, bn)
 
 
-def test_bool_is_or_of_ands():
+def test_bool_is_or_of_ands(device):
     an = np.array([[True, False], [False, False], [True, True]])
     bn = np.array([[False, True, True], [False, True, False]])
-    r = ca.matmul(ca.array(an), ca.array(bn))
+    r = ca.matmul(ca.array(an, device=device), ca.array(bn, device=device))
     assert r.dtype == ca.bool
-    np.testing.assert_array_equal(np.asarray(r), np.matmul(an, bn))
+    np.testing.assert_array_equal(np.asarray(r.to("cpu")), np.matmul(an, bn))
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64"])
-def test_integer_overflow_wraps_like_numpy(dtype):
+def test_integer_overflow_wraps_like_numpy(dtype, device):
     info = np.iinfo(dtype)
     an = np.array([[info.max, info.max, 3], [info.min, 2, -1]], dtype=dtype)
     bn = np.array([[info.max], [7], [info.min]], dtype=dtype)
     with np.errstate(over="ignore"):
-        check(ca.matmul(ca.array(an), ca.array(bn)), an, bn)
+        check(ca.matmul(ca.array(an, device=device), ca.array(bn, device=device)), an, bn)
 
 
-def test_nan_inf_propagate():
+def test_nan_inf_propagate(device):
     an = np.ones((20, 30), np.float32)
     an[3, 5] = np.nan
     an[7, 2] = np.inf
     bn = np.ones((30, 40), np.float32)
-    r = np.asarray(ca.matmul(ca.array(an), ca.array(bn)))
+    r = np.asarray(ca.matmul(ca.array(an, device=device), ca.array(bn, device=device)).to("cpu"))
     with np.errstate(invalid="ignore"):
         e = an @ bn
     np.testing.assert_array_equal(np.isnan(r), np.isnan(e))
@@ -346,24 +349,24 @@ def test_python_sequences_and_numpy_inputs():
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
-def test_out(dtype):
-    a, an = pair(dtype, (4, 6, 5), 1)
-    b, bn = pair(dtype, (5, 3), 2)
-    out = ca.zeros((4, 6, 3), dtype=dtype)
+def test_out(dtype, device):
+    a, an = pair(dtype, (4, 6, 5), 1, device)
+    b, bn = pair(dtype, (5, 3), 2, device)
+    out = ca.zeros((4, 6, 3), dtype=dtype, device=device)
     r = ca.matmul(a, b, out=out)
     assert r is out
     check(out, an, bn)
 
 
-def test_out_strided_view():
-    a, an = pair("float64", (40, 50), 1)
-    b, bn = pair("float64", (50, 60), 2)
-    big = ca.zeros((120, 90), dtype="float64")
+def test_out_strided_view(device):
+    a, an = pair("float64", (40, 50), 1, device)
+    b, bn = pair("float64", (50, 60), 2, device)
+    big = ca.zeros((120, 90), dtype="float64", device=device)
     view = big[::-2, 70:10:-1]                     # odd rows, bottom up; columns reversed
     r = ca.matmul(a, b, out=view[:40])
     assert r.base is big
     check(r, an, bn)
-    m = np.asarray(big)
+    m = np.asarray(big.to("cpu"))
     assert not m[0::2].any() and not m[:, :11].any()   # nothing outside the view was written
 
 
@@ -383,13 +386,13 @@ def test_out_same_kind_cast_and_broadcast_batch():
     np.testing.assert_array_equal(np.asarray(out), (inn @ jn).astype(np.float64))
 
 
-def test_out_overlapping_input():
-    a, an = pair("float32", (30, 30), 1)
-    b, bn = pair("float32", (30, 30), 2)
-    expect = np.asarray(ca.matmul(a, b)).copy()
+def test_out_overlapping_input(device):
+    a, an = pair("float32", (30, 30), 1, device)
+    b, bn = pair("float32", (30, 30), 2, device)
+    expect = np.asarray(ca.matmul(a, b).to("cpu")).copy()
     r = ca.matmul(a, b, out=a)                     # a @= b
     assert r is a
-    np.testing.assert_array_equal(np.asarray(a), expect)
+    np.testing.assert_array_equal(np.asarray(a.to("cpu")), expect)
 
 
 def test_out_sharing_memory_through_another_storage():

@@ -17,6 +17,8 @@ from hypothesis import given, settings, strategies as st
 import carray as ca
 from carray import nn
 
+from conftest import gpu_examples, on
+
 SET = settings(max_examples=150, deadline=None)
 FEW = settings(max_examples=40, deadline=None)
 
@@ -172,19 +174,25 @@ def close(got, ref, scale, dtype):
     assert (err <= tol * (scale + 1e-30) + tol).all(), f"max error {err.max()}"
 
 
-def view_of(n, how, seed):
-    """A carray view with n's values: 'plain', 'nhwc' (a permuted NHWC array), 'strided'
-    (every other element) or 'reversed' (negative steps)."""
+def view_of(n, how, seed, device="cpu"):
+    """A carray view on `device` with n's values: 'plain', 'nhwc' (a permuted NHWC array),
+    'strided' (every other element) or 'reversed' (negative steps)."""
     if how == "plain":
-        return ca.array(n)
+        return on(n, device)
     if how == "nhwc":
-        return ca.array(np.ascontiguousarray(n.transpose(0, 2, 3, 1))).transpose(0, 3, 1, 2)
+        return on(np.ascontiguousarray(n.transpose(0, 2, 3, 1)), device).transpose(0, 3, 1, 2)
     if how == "strided":
         big = np.zeros(tuple(2 * s for s in n.shape), n.dtype)
         big[::2, ::2, ::2, ::2] = n
-        return ca.array(big)[::2, ::2, ::2, ::2]
+        return on(big, device)[::2, ::2, ::2, ::2]
     assert how == "reversed"
-    return ca.array(np.ascontiguousarray(n[::-1, :, ::-1, ::-1]))[::-1, :, ::-1, ::-1]
+    return on(np.ascontiguousarray(n[::-1, :, ::-1, ::-1]), device)[::-1, :, ::-1, ::-1]
+
+
+def host(a, device):
+    """The device result a (checked to be on `device`) as a NumPy array."""
+    assert a.device == device, (a.device, device)
+    return np.asarray(a.to("cpu"))
 
 
 LAYOUTS = ("plain", "nhwc", "strided", "reversed")
@@ -194,14 +202,17 @@ LAYOUTS = ("plain", "nhwc", "strided", "reversed")
 # conv2d forward
 # ---------------------------------------------------------------------------------------------
 
+@gpu_examples(10)
 @SET
 @given(conv_cases(), st.sampled_from([np.float32, np.float64]), st.booleans(),
        st.sampled_from(LAYOUTS))
-def test_conv2d_forward(case, dtype, with_bias, layout):
+def test_conv2d_forward(device, case, dtype, with_bias, layout):
     xs, ws, stride, padding, dilation, seed = case
     x, w, b = rand(xs, seed, dtype), rand(ws, seed + 1, dtype), rand(ws[:1], seed + 2, dtype)
-    got = nn.conv2d(view_of(x, layout, seed), ca.array(w), ca.array(b) if with_bias else None,
+    got = nn.conv2d(view_of(x, layout, seed, device), on(w, device),
+                    on(b, device) if with_bias else None,
                     stride=stride, padding=padding, dilation=dilation)
+    got = host(got, device)
     ref = ref_conv2d(x, w, b if with_bias else None, stride, padding, dilation)
     scale = ref_conv2d(np.abs(x), np.abs(w), np.abs(b) if with_bias else None, stride, padding,
                        dilation)
@@ -346,9 +357,10 @@ def test_conv2d_gradients_finite_differences(case):
     np.testing.assert_allclose(gb, numeric_grad(lambda v: conv(x, w, v), b.copy(), g), atol=1e-7)
 
 
+@gpu_examples(10)
 @SET
 @given(conv_cases(), st.sampled_from(LAYOUTS), st.sampled_from(LAYOUTS))
-def test_conv2d_gradients_adjoint(case, layout_g, layout_x):
+def test_conv2d_gradients_adjoint(device, case, layout_g, layout_x):
     """<g, conv(x, w)> = <grad_input(g, w), x> = <grad_weight(x, g), w>, any input layouts."""
     xs, ws, stride, padding, dilation, seed = case
     x, w = rand(xs, seed), rand(ws, seed + 1)
@@ -356,25 +368,25 @@ def test_conv2d_gradients_adjoint(case, layout_g, layout_x):
     out = ref_conv2d(x, w, None, stride, padding, dilation)
     g = rand(out.shape, seed + 2)
     lin = float((g * out).sum())
-    gi = np.asarray(nn.conv2d_grad_input(view_of(g, layout_g, seed), ca.array(w), xs, **kw))
-    gw = np.asarray(nn.conv2d_grad_weight(view_of(x, layout_x, seed), view_of(g, layout_g, seed),
-                                          ws, **kw))
+    gv, xv = view_of(g, layout_g, seed, device), view_of(x, layout_x, seed, device)
+    gi = host(nn.conv2d_grad_input(gv, on(w, device), xs, **kw), device)
+    gw = host(nn.conv2d_grad_weight(xv, gv, ws, **kw), device)
     assert gi.shape == xs and gw.shape == ws
     tol = 1e-12 * (np.abs(g) * ref_conv2d(np.abs(x), np.abs(w), None, **kw)).sum() + 1e-12
     assert abs(float((gi * x).sum()) - lin) <= tol
     assert abs(float((gw * w).sum()) - lin) <= tol
-    gb = nn.conv2d_grad_bias(view_of(g, layout_g, seed))
+    gb = host(nn.conv2d_grad_bias(gv), device)
     np.testing.assert_allclose(gb, g.sum(axis=(0, 2, 3)), rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_conv2d_gradients_float32_and_weight_views(dtype):
+def test_conv2d_gradients_float32_and_weight_views(dtype, device):
     """float32 gradients match float64 references; weight given as a transposed view."""
     x, w = rand((2, 3, 8, 7), 1, dtype), rand((5, 3, 3, 2), 2, dtype)
     g = rand((2, 5, 4, 8), 3, dtype)
-    wview = ca.array(np.ascontiguousarray(w.transpose(3, 2, 1, 0))).transpose(3, 2, 1, 0)
-    gi = nn.conv2d_grad_input(ca.array(g), wview, x.shape, stride=(2, 1), padding=1)
-    gw = nn.conv2d_grad_weight(ca.array(x), ca.array(g), w.shape, stride=(2, 1), padding=1)
+    wview = on(np.ascontiguousarray(w.transpose(3, 2, 1, 0)), device).transpose(3, 2, 1, 0)
+    gi = nn.conv2d_grad_input(on(g, device), wview, x.shape, stride=(2, 1), padding=1)
+    gw = nn.conv2d_grad_weight(on(x, device), on(g, device), w.shape, stride=(2, 1), padding=1)
     x64, w64, g64 = (v.astype(np.float64) for v in (x, w, g))
     f_x = lambda v: ref_conv2d(v, w64, None, (2, 1), 1)
     f_w = lambda v: ref_conv2d(x64, v, None, (2, 1), 1)
@@ -382,56 +394,60 @@ def test_conv2d_gradients_float32_and_weight_views(dtype):
     for got, ref in ((gi, numeric_grad(f_x, x64.copy(), g64)),
                      (gw, numeric_grad(f_w, w64.copy(), g64))):
         assert got.dtype.name == np.dtype(dtype).name
-        np.testing.assert_allclose(np.asarray(got, np.float64), ref, atol=atol)
-    gb = nn.conv2d_grad_bias(ca.array(g))
+        np.testing.assert_allclose(host(got, device).astype(np.float64), ref, atol=atol)
+    gb = nn.conv2d_grad_bias(on(g, device))
     assert gb.dtype.name == np.dtype(dtype).name
-    close(gb, g64.sum(axis=(0, 2, 3)), np.full(5, 30.0), dtype)
+    close(host(gb, device), g64.sum(axis=(0, 2, 3)), np.full(5, 30.0), dtype)
 
 
 # ---------------------------------------------------------------------------------------------
 # pooling
 # ---------------------------------------------------------------------------------------------
 
+@gpu_examples(10)
 @SET
 @given(pool_cases(), st.sampled_from([np.float32, np.float64]), st.sampled_from(LAYOUTS))
-def test_max_pool2d(case, dtype, layout):
+def test_max_pool2d(device, case, dtype, layout):
     xs, k, s, p, d, ceil, seed = case
     x = rand(xs, seed, dtype)
-    out, idx = nn.max_pool2d(view_of(x, layout, seed), k, s, p, d, ceil, return_indices=True)
+    out, idx = nn.max_pool2d(view_of(x, layout, seed, device), k, s, p, d, ceil,
+                             return_indices=True)
     ref, ref_idx = ref_max_pool(x, k, s, p, d, ceil)
-    assert np.array_equal(np.asarray(out), ref)
-    assert idx.dtype.name == "int64" and np.array_equal(np.asarray(idx), ref_idx)
-    assert np.array_equal(np.asarray(nn.max_pool2d(ca.array(x), k, s, p, d, ceil)), ref)
+    assert np.array_equal(host(out, device), ref)
+    assert idx.dtype.name == "int64" and np.array_equal(host(idx, device), ref_idx)
+    assert np.array_equal(host(nn.max_pool2d(on(x, device), k, s, p, d, ceil), device), ref)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("ceil", [False, True])
 @pytest.mark.parametrize("hw", [(2, 2), (5, 4), (4, 7), (9, 9), (1, 6)])
-def test_max_pool2d_2x2(hw, ceil, dtype):
+def test_max_pool2d_2x2(hw, ceil, dtype, device):
     """The 2x2, stride-2 fast path (and its fallback when ceil_mode lets a window hang over),
     with ties from rounding values to a few levels."""
     x = np.round(rand((2, 3) + hw, sum(hw)) * 2).astype(dtype)
     if hw[0] < 2 and not ceil:
         with pytest.raises(RuntimeError):
-            nn.max_pool2d(ca.array(x), 2, ceil_mode=ceil)
+            nn.max_pool2d(on(x, device), 2, ceil_mode=ceil)
         return
-    out, idx = nn.max_pool2d(ca.array(x), 2, ceil_mode=ceil, return_indices=True)
+    out, idx = nn.max_pool2d(on(x, device), 2, ceil_mode=ceil, return_indices=True)
     ref, ref_idx = ref_max_pool(x, 2, ceil=ceil)
-    assert np.array_equal(np.asarray(out), ref) and np.array_equal(np.asarray(idx), ref_idx)
+    assert np.array_equal(host(out, device), ref) and np.array_equal(host(idx, device), ref_idx)
 
 
+@gpu_examples(10)
 @SET
 @given(pool_cases(), st.sampled_from(LAYOUTS))
-def test_max_pool2d_grad(case, layout):
+def test_max_pool2d_grad(device, case, layout):
     """Finite differences (distinct values: no ties) and the adjoint <g, pool(x)> =
     <grad(g), x>."""
     xs, k, s, p, d, ceil, seed = case
     x = distinct(xs, seed)
-    out, idx = nn.max_pool2d(ca.array(x), k, s, p, d, ceil, return_indices=True)
+    out, idx = nn.max_pool2d(on(x, device), k, s, p, d, ceil, return_indices=True)
+    out = host(out, device)
     g = rand(out.shape, seed + 1)
-    g[np.asarray(idx) < 0] = 0          # windows that miss the input (value -inf)
-    gi = np.asarray(nn.max_pool2d_grad(view_of(g, layout, seed), idx, xs))
-    finite = np.asarray(idx) >= 0
+    g[host(idx, device) < 0] = 0          # windows that miss the input (value -inf)
+    gi = host(nn.max_pool2d_grad(view_of(g, layout, seed, device), idx, xs), device)
+    finite = host(idx, device) >= 0
     assert abs(float((gi * x).sum()) - float((g * np.where(finite, out, 0)).sum())) <= 1e-9
     if x.size <= 150:
         pool = lambda v: np.where(finite, np.asarray(nn.max_pool2d(ca.array(v), k, s, p, d,
@@ -439,27 +455,31 @@ def test_max_pool2d_grad(case, layout):
         np.testing.assert_allclose(gi, numeric_grad(pool, x.copy(), g, eps=1e-4), atol=1e-8)
 
 
+@gpu_examples(10)
 @SET
 @given(pool_cases(avg=True), st.sampled_from([np.float32, np.float64]),
        st.sampled_from(LAYOUTS), st.booleans(), st.sampled_from([None, 1, 5]))
-def test_avg_pool2d(case, dtype, layout, count_include_pad, divisor):
+def test_avg_pool2d(device, case, dtype, layout, count_include_pad, divisor):
     xs, k, s, p, _, ceil, seed = case
     x = rand(xs, seed, dtype)
-    out = nn.avg_pool2d(view_of(x, layout, seed), k, s, p, ceil, count_include_pad, divisor)
+    out = nn.avg_pool2d(view_of(x, layout, seed, device), k, s, p, ceil, count_include_pad,
+                        divisor)
+    out = host(out, device)
     ref = ref_avg_pool(x, k, s, p, ceil, count_include_pad, divisor)
     close(out, ref, ref_avg_pool(np.abs(x), k, s, p, ceil, count_include_pad, divisor), dtype)
 
 
+@gpu_examples(10)
 @SET
 @given(pool_cases(avg=True), st.sampled_from(LAYOUTS), st.booleans(),
        st.sampled_from([None, 3]))
-def test_avg_pool2d_grad(case, layout, count_include_pad, divisor):
+def test_avg_pool2d_grad(device, case, layout, count_include_pad, divisor):
     xs, k, s, p, _, ceil, seed = case
     x = rand(xs, seed)
     args = (k, s, p, ceil, count_include_pad, divisor)
     out = ref_avg_pool(x, *args)
     g = rand(out.shape, seed + 1)
-    gi = np.asarray(nn.avg_pool2d_grad(view_of(g, layout, seed), xs, *args))
+    gi = host(nn.avg_pool2d_grad(view_of(g, layout, seed, device), xs, *args), device)
     assert gi.shape == xs
     assert abs(float((gi * x).sum()) - float((g * out).sum())) <= 1e-12 * np.abs(g).sum() * \
         np.abs(x).max() + 1e-12

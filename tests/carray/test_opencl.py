@@ -365,12 +365,13 @@ def test_bad_device_and_memory_errors():
 
 
 def test_missing_pyopencl_and_float64_messages(monkeypatch):
-    from carray._opencl import _cache, _runtime
+    from carray._opencl import _cache, _elementwise, _runtime
     monkeypatch.setitem(sys.modules, "pyopencl", None)
     with pytest.raises(ImportError, match=r"pip install carray\[opencl\]"):
         _runtime._import_pyopencl()
     monkeypatch.undo()
     monkeypatch.setattr(_cache, "_kernels", {})
+    monkeypatch.setattr(_elementwise, "_plans", {})    # launches planned by earlier tests
     monkeypatch.setattr(ca.opencl, "fp64", False)
     with pytest.raises(TypeError, match="float64"):
         ca.ones(3, dtype="float64", device="gpu")

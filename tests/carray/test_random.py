@@ -18,6 +18,12 @@ import carray.random as cr
 
 from conftest import assert_raises_like
 
+
+def host(a, device):
+    """The draw a (checked to be on `device`) as a NumPy array."""
+    assert a.device == device, (a.device, device)
+    return np.asarray(a.to("cpu"))
+
 # ---------------------------------------------------------------------------------------------
 # the model: carray.random's docstring written out in Python
 # ---------------------------------------------------------------------------------------------
@@ -190,11 +196,11 @@ def test_philox_kat_through_the_stream():
 SEED = 0x0123456789ABCDEF     # both key words nonzero
 
 
-def test_random_matches_model():
+def test_random_matches_model(device):
     g = cr.Generator(SEED)
-    a = np.asarray(g.random(13))                       # blocks 0..3 (the tail of block 3 unused)
+    a = host(g.random(13, device=device), device)      # blocks 0..3 (the tail of block 3 unused)
     assert a.dtype == np.float32 and a.tobytes() == ref_random_f32(SEED, 13).tobytes()
-    b = np.asarray(g.random(7, dtype="float64"))       # blocks 4..7
+    b = host(g.random(7, dtype="float64", device=device), device)      # blocks 4..7
     assert b.tobytes() == ref_random_f64(SEED, 7, offset=4).tobytes()
     assert g.offset == 8
     assert g.random() == float(ref_random_f32(SEED, 1, offset=8)[0])
@@ -202,25 +208,26 @@ def test_random_matches_model():
     assert g.offset == 10
 
 
-def test_uniform_matches_model():
+def test_uniform_matches_model(device):
     g = cr.Generator(SEED)
     u = ref_random_f32(SEED, 9)
     want = np.float32(-2.0) + (np.float32(3.5) - np.float32(-2.0)) * u
-    assert np.asarray(g.uniform(-2.0, 3.5, 9)).tobytes() == want.astype(np.float32).tobytes()
+    got = host(g.uniform(-2.0, 3.5, 9, device=device), device)
+    assert got.tobytes() == want.astype(np.float32).tobytes()
     u = ref_random_f64(SEED, 5, offset=3)
-    got = np.asarray(g.uniform(1.0, 11.0, size=5, dtype="float64"))
+    got = host(g.uniform(1.0, 11.0, size=5, dtype="float64", device=device), device)
     assert got.tobytes() == (1.0 + 10.0 * u).tobytes()
 
 
-def test_normal_matches_model():
+def test_normal_matches_model(device):
     g = cr.Generator(SEED)
-    a = np.asarray(g.normal(size=11))
+    a = host(g.normal(size=11, device=device), device)
     assert a.dtype == np.float32 and a.tobytes() == ref_normal_f32(SEED, 11).tobytes()
-    b = np.asarray(g.normal(size=9, dtype="float64"))
+    b = host(g.normal(size=9, dtype="float64", device=device), device)
     assert b.tobytes() == ref_normal_f64(SEED, 9, offset=3).tobytes()
-    c = np.asarray(g.normal(3.0, 2.0, size=4, dtype="float64"))
+    c = host(g.normal(3.0, 2.0, size=4, dtype="float64", device=device), device)
     assert c.tobytes() == (3.0 + 2.0 * ref_normal_f64(SEED, 4, offset=8)).tobytes()
-    d = np.asarray(g.normal(np.float32(-1.5), np.float32(0.25), size=6))
+    d = host(g.normal(np.float32(-1.5), np.float32(0.25), size=6, device=device), device)
     want = np.float32(-1.5) + np.float32(0.25) * ref_normal_f32(SEED, 6, offset=10)
     assert d.tobytes() == want.tobytes()
 
@@ -247,23 +254,24 @@ def test_box_muller_math_is_accurate():
 @pytest.mark.parametrize("low,high", [(0, 10), (-5, 7), (0, 2**40 + 3),
                                       (-(2**63), 1),                 # span 2**63 + 1: ~1/2 rejected
                                       (-(2**63), 2**63 - 1)])
-def test_integers_match_model(low, high):
+def test_integers_match_model(low, high, device):
     g = cr.Generator(SEED)
-    got = np.asarray(g.integers(low, high, size=41))
+    got = host(g.integers(low, high, size=41, device=device), device)
     assert got.dtype == np.int64
     assert got.tolist() == ref_integers(SEED, low, high, 41).tolist()
 
 
-def test_integers_full_range_is_low_plus_raw_u64():
+def test_integers_full_range_is_low_plus_raw_u64(device):
     g = cr.Generator(SEED)
-    got = np.asarray(g.integers(-(2**63), 2**63 - 1, size=6, endpoint=True))
+    got = host(g.integers(-(2**63), 2**63 - 1, size=6, endpoint=True, device=device), device)
     want = [(u64s(SEED, i // 2)[i % 2] - 2**63) % 2**64 for i in range(6)]
     assert got.view(np.uint64).tolist() == want
 
 
-def test_permutation_matches_model():
+def test_permutation_matches_model(device):
     g = cr.Generator(SEED)
-    assert np.asarray(g.permutation(23)).tolist() == ref_permutation(SEED, 23).tolist()
+    x = 23 if device == "cpu" else ca.arange(23, device=device)     # x[perm] is perm
+    assert host(g.permutation(x), device).tolist() == ref_permutation(SEED, 23).tolist()
     assert g.offset == 12
 
 
@@ -293,6 +301,31 @@ def test_same_seed_same_numbers(kind):
     assert _draw(kind, 7, 1001).tobytes() == _draw(kind, 7, 1001).tobytes()
     assert _draw(kind, 7, 1001).tobytes() != _draw(kind, 8, 1001).tobytes()
     assert _draw(kind, 7, 1001).tobytes() != _draw(kind, 7 + 2**32, 1001).tobytes()
+
+
+ON_DEVICE = {
+    "random": lambda g, n, d: g.random(n, device=d),
+    "random64": lambda g, n, d: g.random(n, dtype="float64", device=d),
+    "uniform": lambda g, n, d: g.uniform(-3, 4, size=n, device=d),
+    "normal": lambda g, n, d: g.normal(size=n, device=d),
+    "normal64": lambda g, n, d: g.normal(1.0, 2.0, size=n, dtype="float64", device=d),
+    "integers": lambda g, n, d: g.integers(-100, 2**33, size=n, device=d),
+    "integers32": lambda g, n, d: g.integers(0, 7, size=n, dtype="int32", device=d),
+    "bool": lambda g, n, d: g.integers(0, 2, size=n, dtype="bool", device=d),
+    "permutation": lambda g, n, d: g.permutation(ca.arange(n, device=d)),
+}
+
+
+@pytest.mark.parametrize("kind", ON_DEVICE)
+def test_same_numbers_on_every_device(kind, device):
+    """One seed gives the same numbers on every device, for every draw (sizes ending inside a
+    block, successive draws, one large enough for many work groups)."""
+    gc, gd = cr.Generator(17), cr.Generator(17)
+    for n in (1, 3, 1001, 70_001):
+        want = np.asarray(ON_DEVICE[kind](gc, n, "cpu"))
+        got = host(ON_DEVICE[kind](gd, n, device), device)
+        assert got.tobytes() == want.tobytes(), n
+    assert gd.offset == gc.offset
 
 
 @pytest.mark.parametrize("kind", DRAWS)

@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 
 import carray as ca
 
-from conftest import DTYPES, random_values, to_numpy
+from conftest import DTYPES, gpu_examples, on, random_values, to_numpy
 from _opcases import check_values, operand, small_shapes
 
 SET = settings(max_examples=50, deadline=None)
@@ -50,13 +50,13 @@ def _reduced_count(shape, axis):
     return int(np.prod([shape[a] for a in axes]))
 
 
-def check_reduction(name, r, n, axis, keepdims):
-    """r (carray) against NumPy's reduction `name` of n over axis."""
+def check_reduction(name, r, n, axis, keepdims, device=None):
+    """r (carray, on `device` when given) against NumPy's reduction `name` of n over axis."""
     with np.errstate(**ERRSTATE):
         ref = np.asarray(NP[name](n, axis=axis, keepdims=keepdims))
     dt = ref.dtype
     if dt.kind != "f" or name in ("max", "min"):
-        check_values(r, ref, dt)
+        check_values(r, ref, dt, device=device)
         return
     # floats: against the float64 result, relative to the sum of |x| (sum) or to |result| (prod)
     with np.errstate(**ERRSTATE):
@@ -65,6 +65,7 @@ def check_reduction(name, r, n, axis, keepdims):
             if name == "sum" else np.abs(ref64)
     assert isinstance(r, ca.Array)
     assert r.shape == ref.shape and r.dtype.name == dt.name
+    assert device is None or r.device == device
     m = to_numpy(r).astype(np.float64)
     rtol = 1e-4 if dt == np.float32 else 1e-12
     finite = np.isfinite(ref64)
@@ -75,13 +76,15 @@ def check_reduction(name, r, n, axis, keepdims):
 
 
 @pytest.mark.parametrize("name", NAMES)
+@gpu_examples(10)
 @given(data=st.data())
 @SET
-def test_reduction(name, data):
+def test_reduction(name, device, data):
     dt = data.draw(st.sampled_from(DTYPES), label="dtype")
     shape = data.draw(small_shapes(), label="shape")
     a, n = data.draw(operand(dt, shape, special=True,
-                             fix=_prod_values if name == "prod" else None), label="x")
+                             fix=_prod_values if name == "prod" else None, device=device),
+                     label="x")
     axis = data.draw(axis_spec(len(shape)), label="axis")
     keepdims = data.draw(st.booleans(), label="keepdims")
     form = data.draw(st.sampled_from(["function", "method", "positional"]), label="form")
@@ -100,13 +103,13 @@ def test_reduction(name, data):
         assert str(ec.value) == str(en.value)
         return
     r = call()
-    check_reduction(name, r, n, axis, keepdims)
+    check_reduction(name, r, n, axis, keepdims, device)
     np.testing.assert_array_equal(to_numpy(a), n)            # the input is untouched
 
 
-def test_aliases_and_methods():
+def test_aliases_and_methods(device):
     n = random_values("float32", (3, 4), 1)
-    a = ca.array(n)
+    a = on(n, device)
     check_values(ca.amax(a, axis=0), n.max(axis=0), "float32")
     check_values(ca.amin(a, axis=1), n.min(axis=1), "float32")
     check_values(a.max(), n.max(), "float32")
@@ -133,28 +136,29 @@ def test_result_dtypes():
     assert int(ca.sum(ca.array(b))) == 2
 
 
-def test_nan_and_inf():
+def test_nan_and_inf(device):
     x = np.array([[1.0, np.nan, 3.0], [-np.inf, 2.0, 0.5], [np.inf, -np.inf, 1.0]], np.float32)
-    a = ca.array(x)
+    a = on(x, device)
     with np.errstate(**ERRSTATE):
         for name in NAMES:
             for axis in (None, 0, 1, -1, (0, 1)):
                 for dt in ("float32", "float64"):
-                    v, vn = ca.array(x.astype(dt)), x.astype(dt)
-                    check_values(getattr(ca, name)(v, axis=axis), NP[name](vn, axis=axis), dt)
+                    v, vn = on(x.astype(dt), device), x.astype(dt)
+                    check_values(getattr(ca, name)(v, axis=axis), NP[name](vn, axis=axis), dt,
+                                 device=device)
         assert np.isnan(float(ca.max(a))) and np.isnan(float(ca.min(a)))
         # NaN first, last, alone, in a transposed / reversed view
         for y in ([np.nan, 1, 2], [1, 2, np.nan], [np.nan], [-np.inf, np.nan, np.inf]):
             yn = np.array(y, np.float32)
             for name in ("max", "min"):
-                assert np.isnan(float(getattr(ca, name)(ca.array(yn)))), (name, y)
-                assert np.isnan(float(getattr(ca, name)(ca.array(yn)[::-1]))), (name, y)
+                assert np.isnan(float(getattr(ca, name)(on(yn, device)))), (name, y)
+                assert np.isnan(float(getattr(ca, name)(on(yn, device)[::-1]))), (name, y)
         check_values(ca.max(a.T, axis=0), np.max(x.T, axis=0), "float32")
 
 
-def test_empty_reductions():
+def test_empty_reductions(device):
     for dt in DTYPES:
-        e = ca.zeros((0,), dtype=dt)
+        e = ca.zeros((0,), dtype=dt, device=device)
         en = np.zeros((0,), dt)
         check_values(ca.sum(e), np.sum(en), np.sum(en).dtype)          # 0
         check_values(ca.prod(e), np.prod(en), np.prod(en).dtype)       # 1
@@ -164,7 +168,7 @@ def test_empty_reductions():
                                match=f"^zero-size array to reduction operation {word} which has "
                                      f"no identity$"):
                 getattr(ca, name)(e)
-        z = ca.zeros((0, 3), dtype=dt)
+        z = ca.zeros((0, 3), dtype=dt, device=device)
         zn = np.zeros((0, 3), dt)
         for name in NAMES:
             # along the non-empty axis: an empty result, no error
@@ -181,10 +185,10 @@ def test_empty_reductions():
                 with pytest.raises(ValueError, match="zero-size array"):
                     NP[name](np.zeros(shape, dt), axis=axis)
                 with pytest.raises(ValueError, match="zero-size array"):
-                    getattr(ca, name)(ca.zeros(shape, dtype=dt), axis=axis)
-        assert ca.max(ca.zeros((0, 2, 0), dtype=dt), axis=1).shape == (0, 0)
-        assert ca.max(ca.zeros((3, 0), dtype=dt), axis=0).shape == (0,)
-        assert ca.max(ca.zeros((0,), dtype=dt), axis=()).shape == (0,)
+                    getattr(ca, name)(ca.zeros(shape, dtype=dt, device=device), axis=axis)
+        assert ca.max(ca.zeros((0, 2, 0), dtype=dt, device=device), axis=1).shape == (0, 0)
+        assert ca.max(ca.zeros((3, 0), dtype=dt, device=device), axis=0).shape == (0,)
+        assert ca.max(ca.zeros((0,), dtype=dt, device=device), axis=()).shape == (0,)
 
 
 def test_axis_errors():
@@ -214,25 +218,25 @@ def test_axis_errors():
         check_values(f(a, axis=np.int64(1)), NP[name](n, axis=1), "float32")
 
 
-def test_reduction_out():
+def test_reduction_out(device):
     n = random_values("float32", (4, 5), 3)
-    a = ca.array(n)
-    o = ca.zeros(5, dtype="float32")
+    a = on(n, device)
+    o = ca.zeros(5, dtype="float32", device=device)
     assert ca.sum(a, axis=0, out=o) is o
     check_values(o, n.sum(axis=0), "float32", exact=False)
-    o64 = ca.zeros((4, 1), dtype="float64")
+    o64 = ca.zeros((4, 1), dtype="float64", device=device)
     assert ca.max(a, axis=1, keepdims=True, out=o64) is o64
     check_values(o64, n.max(axis=1, keepdims=True).astype(np.float64), "float64")
     with pytest.raises(ValueError):
-        ca.sum(a, axis=0, out=ca.zeros(4, dtype="float32"))
+        ca.sum(a, axis=0, out=ca.zeros(4, dtype="float32", device=device))
     # reductions cast into out unsafely, as NumPy's (computed in the reduction's dtype, then cast)
     h = np.arange(20, dtype=np.float32).reshape(4, 5) * 1.5
     for name in NAMES:
         for od in DTYPES:
             outn = np.zeros(5, od)
             NP[name](h, axis=0, out=outn)
-            outa = ca.zeros(5, dtype=od)
-            assert getattr(ca, name)(ca.array(h), axis=0, out=outa) is outa
+            outa = ca.zeros(5, dtype=od, device=device)
+            assert getattr(ca, name)(on(h, device), axis=0, out=outa) is outa
             check_values(outa, outn, od)
 
 
@@ -300,12 +304,12 @@ def test_parallel_matches_serial(dt, restore_threads):
                     np.testing.assert_array_equal(g, got[0], strict=True)
 
 
-def test_float_prod_large():
+def test_float_prod_large(device):
     x = (1 + np.random.default_rng(5).standard_normal(200_000) * 1e-4).astype(np.float32)
     ref = float(np.prod(x.astype(np.float64)))
-    assert abs(float(ca.prod(ca.array(x))) - ref) <= 1e-3 * abs(ref)
+    assert abs(float(ca.prod(on(x, device))) - ref) <= 1e-3 * abs(ref)
     y = np.array([2.0, np.inf, 0.5], np.float32)
-    check_values(ca.prod(ca.array(y)), np.prod(y), "float32")
+    check_values(ca.prod(on(y, device)), np.prod(y), "float32", device=device)
     with np.errstate(**ERRSTATE):
         z = np.array([0.0, np.inf], np.float32)
-        check_values(ca.prod(ca.array(z)), np.prod(z), "float32")     # nan
+        check_values(ca.prod(on(z, device)), np.prod(z), "float32", device=device)     # nan

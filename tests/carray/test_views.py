@@ -1,5 +1,9 @@
 """Views against NumPy: random chains of view operations in lockstep, strides, flags, base,
-view-vs-copy for reshape, and copies (copy, ascontiguousarray, astype) of random views."""
+view-vs-copy for reshape, and copies (copy, ascontiguousarray, astype) of random views.
+
+The random-chain tests run on every device: a view of a device array is metadata only (the
+same strides, flags and base as on the host); memory sharing is checked through NumPy on the
+host and through `base` on a device."""
 
 import numpy as np
 import pytest
@@ -8,10 +12,21 @@ from hypothesis import given, settings, strategies as st
 import carray as ca
 
 from conftest import (DTYPES, assert_flags_like, assert_raises_like, assert_same,
-                      draw_reshape_target, draw_view_op, make_pair, owner_of, pairs, same_bits,
-                      to_numpy)
+                      draw_reshape_target, draw_view_op, gpu_examples, make_pair, owner_of, pairs,
+                      same_bits, to_numpy)
 
 CHAIN = settings(max_examples=150, deadline=None)
+
+
+def _to(pair, device):
+    """A (carray array, NumPy array) pair with the carray array moved to `device`."""
+    a, n = pair
+    return (a if device == "cpu" else a.to(device)), n
+
+
+def _shares(x, y):
+    """x and y (carray arrays) share memory, checked through NumPy (host arrays only)."""
+    return x.device != "cpu" or np.shares_memory(to_numpy(x), to_numpy(y))
 
 
 def _apply_chain(data, a, n, max_steps=6, check=True):
@@ -47,23 +62,25 @@ def _check_step(a, n, ra, rn, owner, desc, steps):
         if rn.size > 0:
             n_view = np.shares_memory(rn, n)
             assert c_view == n_view, f"reshape copied={not c_view}, NumPy's copied={not n_view}: {steps}"
-            assert np.shares_memory(to_numpy(ra), to_numpy(a)) == n_view
+            assert ra.device != "cpu" or _shares(ra, a) == n_view
         if not c_view:
             assert ra.flags.writeable and ra.flags.c_contiguous
             return
     assert ra.base is owner, f"a view's base must be the owner: {steps}"
+    assert ra.device == owner.device
     if ra.size > 0:
-        assert np.shares_memory(to_numpy(ra), to_numpy(owner)), steps
+        assert _shares(ra, owner), steps
 
 
 # ---------------------------------------------------------------------------------------------
 # random chains
 # ---------------------------------------------------------------------------------------------
 
+@gpu_examples(20)
 @CHAIN
 @given(pairs(), st.data())
-def test_random_view_chain(pair, data):
-    a, n = pair
+def test_random_view_chain(device, pair, data):
+    a, n = _to(pair, device)
     _apply_chain(data, a, n)
 
 
@@ -74,31 +91,34 @@ def test_random_view_chain_float64_specials(pair, data):
     _apply_chain(data, a, n, max_steps=8)
 
 
+@gpu_examples(5)
 @settings(max_examples=40, deadline=None)
 @given(st.sampled_from(DTYPES), st.data())
-def test_random_view_chain_0d(dtype, data):
-    a, n = make_pair(dtype, (), seed=data.draw(st.integers(0, 100)))
+def test_random_view_chain_0d(device, dtype, data):
+    a, n = make_pair(dtype, (), seed=data.draw(st.integers(0, 100)), device=device)
     _apply_chain(data, a, n)
 
 
+@gpu_examples(5)
 @settings(max_examples=40, deadline=None)
 @given(pairs(shape=None, min_dims=1, max_dims=4).filter(lambda p: p[1].size == 0), st.data())
-def test_random_view_chain_empty(pair, data):
-    a, n = pair
+def test_random_view_chain_empty(device, pair, data):
+    a, n = _to(pair, device)
     _apply_chain(data, a, n)
 
 
+@gpu_examples(10)
 @CHAIN
 @given(pairs(), st.data())
-def test_copies_of_random_views(pair, data):
-    a, n = pair
+def test_copies_of_random_views(device, pair, data):
+    a, n = _to(pair, device)
     v, nv, steps = _apply_chain(data, a, n, max_steps=4, check=False)
     # copy(): C-contiguous, owns its memory, shares nothing
     for c, cn in ((v.copy(), nv.copy()), (ca.copy(v), np.copy(nv, order="C"))):
         assert_same(c, cn)
         assert_flags_like(c, cn)
-        assert c.base is None
-        if c.size:
+        assert c.base is None and c.device == device
+        if c.size and device == "cpu":
             assert not np.shares_memory(to_numpy(c), to_numpy(v))
     # copy(order="F")
     cf = v.copy(order="F")
@@ -130,10 +150,11 @@ def test_copies_of_random_views(pair, data):
     assert_same(r, nv.astype(nv.dtype, order="C"))
 
 
+@gpu_examples(10)
 @settings(max_examples=80, deadline=None)
 @given(pairs(), st.data())
-def test_ravel_flatten_of_random_views(pair, data):
-    a, n = pair
+def test_ravel_flatten_of_random_views(device, pair, data):
+    a, n = _to(pair, device)
     v, nv, steps = _apply_chain(data, a, n, max_steps=4, check=False)
     r, rn = v.ravel(), nv.ravel()
     assert_same(r, rn)
@@ -142,7 +163,7 @@ def test_ravel_flatten_of_random_views(pair, data):
     f = v.flatten()
     assert_same(f, nv.flatten())
     assert f.base is None or f.base.base is None
-    if f.size:
+    if f.size and device == "cpu":
         assert not np.shares_memory(to_numpy(f), to_numpy(v))
 
 
@@ -150,10 +171,11 @@ def test_ravel_flatten_of_random_views(pair, data):
 # reshape: view exactly when NumPy's is, -1, errors
 # ---------------------------------------------------------------------------------------------
 
+@gpu_examples(15)
 @settings(max_examples=150, deadline=None)
 @given(pairs(min_dims=1, max_dims=4, min_side=1), st.data())
-def test_reshape_view_iff_numpy(pair, data):
-    a, n = pair
+def test_reshape_view_iff_numpy(device, pair, data):
+    a, n = _to(pair, device)
     # a random non-contiguous (sliced and/or transposed) view, then a random reshape
     key = tuple(slice(None, None, data.draw(st.sampled_from([1, 1, 2, -1, -2]))) for _ in n.shape)
     perm = data.draw(st.permutations(range(n.ndim)))
