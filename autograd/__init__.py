@@ -15,9 +15,8 @@ from autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_e
 from autograd.tensor import Tensor, device
 from autograd.function import Function, once_differentiable
 from autograd.engine import backward, grad
-from autograd import ops as _ops
-from autograd.ops import *  # noqa: F401,F403  (the op functions: exp, sum, cat, ...)
-from autograd.ops import (abs, add, all, allclose, amax, amin, any, argmax, argmin, cat, ceil,
+from autograd.ops import (  # the op functions (they are also Tensor methods)
+                          abs, add, all, allclose, amax, amin, any, argmax, argmin, cat, ceil,
                           chunk, clamp, clone, concat, concatenate, cos, div, eq, equal, exp,
                           expm1, flatten, flip, floor, ge, gt, isfinite, isnan, le, log, log10,
                           log1p, log2, log_softmax, logical_and, logical_not, logical_or,
@@ -32,9 +31,6 @@ from autograd.factories import (Generator, arange, as_tensor, empty, empty_like,
                                 tensor, zeros, zeros_like)
 from autograd.gradcheck import gradcheck, gradgradcheck
 from autograd._format import get_printoptions, printoptions, set_printoptions
-
-clamp_min = None
-del clamp_min
 
 # dtypes, as torch.float32 ...
 float32 = float = _carray.float32  # noqa: A001

@@ -14,7 +14,6 @@ import operator
 import carray
 
 from autograd import engine, function
-from autograd.grad_mode import _state
 
 __all__ = ["Tensor"]
 
@@ -271,7 +270,7 @@ class Tensor:
 
     def __bool__(self):
         if self.data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.item())
 
     def __float__(self):

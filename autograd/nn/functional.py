@@ -815,7 +815,7 @@ def _check_class_input(op, input, target, weight):
             raise RuntimeError(f"0D target tensor expected for 1D input, got target of size "
                                f"{list(ts)}")
     elif len(xs) == 2 and len(ts) != 1:
-        raise RuntimeError(f"0D or 1D target tensor expected, multi-target not supported")
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     elif ts[:1] != xs[:1]:
         raise ValueError(f"Expected input batch_size ({xs[0]}) to match target batch_size "
                          f"({ts[0] if ts else 0}).")

@@ -7,7 +7,7 @@ import carray
 
 from autograd import function as _function_module
 from autograd.grad_mode import _state
-from autograd.ops import arith, inplace as _inplace_mod, reduce, shape
+from autograd.ops import inplace as _inplace_mod
 from autograd.ops._util import data_of, norm_dim, reduce_to_shape as _reduce_to_shape, wrap
 from autograd.ops.arith import (Abs, Add, Ceil, Clamp, Cos, Div, Exp, Expm1, Floor, Log, Log1p,
                                 Maximum, Minimum, Mul, Neg, Pow, Relu, Sigmoid, Sign, Sin, Sqrt,
@@ -18,9 +18,6 @@ from autograd.ops.reduce import (AmaxDims, LogSoftmax, LogSumExp, MatMul, MaxAll
 from autograd.ops.shape import (Cat, Clone, Expand, Flip, Index, IndexPut, Pad, Permute, Reshape,
                                 Squeeze, Stack, ToCopy, Transpose, Unsqueeze, index_key, is_basic)
 from autograd.tensor import Tensor
-
-__all__ = []  # filled by _export
-
 
 def _tensor_arg(x, like=None):
     """A Tensor or a Python number as an op argument (other objects become tensors)."""
