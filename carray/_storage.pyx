@@ -61,6 +61,9 @@ cdef int _size_class(Py_ssize_t n, Py_ssize_t* rounded) noexcept nogil:
     return 8 + (e - 9) * 8 + (sub - 1)
 
 
+cdef Py_ssize_t _memory_ceiling = 1 << 62   # set at import, see _find_memory_ceiling
+
+
 cdef void* host_alloc(Py_ssize_t nbytes) except NULL:
     """A 64-byte aligned host block of at least nbytes, from the cache when one is free.
 
@@ -75,6 +78,11 @@ cdef void* host_alloc(Py_ssize_t nbytes) except NULL:
         _cached_bytes -= size
         return p
     cdef size_t align = (2 << 20) if size >= HUGE_BYTES else 64
+    if size > _memory_ceiling:
+        # the system might promise it (overcommit) and then kill the process when the pages
+        # are touched: refuse up front what can never fit
+        raise MemoryError(f"unable to allocate {size} bytes of host memory: more than the "
+                          f"{_memory_ceiling} bytes of memory this machine (or container) has")
     if posix_memalign(&p, align, <size_t>size) != 0:
         empty_cache()
         if posix_memalign(&p, align, <size_t>size) != 0:
@@ -177,3 +185,26 @@ cdef Storage storage_from_buffer(object obj, Py_buffer* view):
     s.nbytes = view.len
     s.keepalive = obj
     return s
+
+
+def _find_memory_ceiling():
+    """The most memory a block may take: physical memory, or the container's (cgroup) limit
+    when lower; unlimited where neither can be read."""
+    import os
+    ceiling = (1 << 62)
+    try:
+        ceiling = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        pass
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(path) as f:
+                text = f.read().strip()
+            if text.isdigit() and 0 < int(text) < ceiling:
+                ceiling = int(text)
+        except OSError:
+            pass
+    return ceiling
+
+
+_memory_ceiling = _find_memory_ceiling()
