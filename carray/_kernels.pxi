@@ -10,7 +10,8 @@
 
 from cpython.pycapsule cimport PyCapsule_New
 from libc.math cimport (NAN, INFINITY, ceil, ceilf, copysign, cos, cosf, exp, expf, expm1,
-                        expm1f, fabs, fabsf, floor, floorf, fmod, isfinite, isnan, log, log1p,
+                        expm1f, fabs, fabsf, floor, floorf, fmod, fmodf, isfinite, isnan, log,
+                        log1p,
                         log1pf, logf, pow, powf, sin, sinf, sqrt, sqrtf, tanh, tanhf)
 from libc.stdint cimport int32_t, int64_t, uint64_t, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 
@@ -269,33 +270,46 @@ cdef inline int64_t _ipow(int64_t base, int64_t e) noexcept nogil:
     return r
 
 
-cdef inline double _floordiv_f(double a, double b) noexcept nogil:
-    """a // b as Python and NumPy define it for floats (floor of the exact quotient)."""
-    cdef double mod, div, fl
+ctypedef fused floating_t:
+    float
+    double
+
+
+cdef inline floating_t _fmod(floating_t a, floating_t b) noexcept nogil:
+    if floating_t is float:
+        return fmodf(a, b)
+    else:
+        return fmod(a, b)
+
+
+cdef inline floating_t _floordiv_f(floating_t a, floating_t b) noexcept nogil:
+    """a // b as Python and NumPy define it for floats (floor of the exact quotient), in the
+    precision of the operands (float32 rounds each step to float32, as NumPy does)."""
+    cdef floating_t mod, div, fl
     if b == 0:
         return a / b
-    mod = fmod(a, b)
+    mod = _fmod(a, b)
     div = (a - mod) / b
     if mod != 0 and ((b < 0) != (mod < 0)):
-        div -= 1.0
+        div -= 1
     if div == 0:
-        return copysign(0.0, a / b)
-    fl = floor(div)
-    if div - fl > 0.5:
-        fl += 1.0
+        return <floating_t>copysign(0.0, <double>(a / b))
+    fl = floorf(div) if floating_t is float else floor(div)
+    if div - fl > <floating_t>0.5:
+        fl += 1
     return fl
 
 
-cdef inline double _mod_f(double a, double b) noexcept nogil:
+cdef inline floating_t _mod_f(floating_t a, floating_t b) noexcept nogil:
     """a % b with the sign of b (Python's and NumPy's remainder); NaN for b == 0."""
-    cdef double mod = fmod(a, b)
+    cdef floating_t mod = _fmod(a, b)
     if b == 0:
         return mod
     if mod != 0:
         if (b < 0) != (mod < 0):
             mod += b
     else:
-        mod = copysign(0.0, b)
+        mod = <floating_t>copysign(0.0, <double>b)
     return mod
 
 
@@ -356,13 +370,17 @@ cdef inline T binary_apply(T a, T b, binary_t* op) noexcept nogil:
     elif binary_t is Min:
         return a if (a <= b or a != a) else b
     elif binary_t is FloorDiv:
-        if T is float or T is double:
-            return <T>_floordiv_f(a, b)
+        if T is float:
+            return _floordiv_f[float](a, b)
+        elif T is double:
+            return _floordiv_f[double](a, b)
         else:
             return <T>_floordiv_i(a, b)
     elif binary_t is Mod:
-        if T is float or T is double:
-            return <T>_mod_f(a, b)
+        if T is float:
+            return _mod_f[float](a, b)
+        elif T is double:
+            return _mod_f[double](a, b)
         else:
             return <T>_mod_i(a, b)
 
