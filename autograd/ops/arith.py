@@ -91,17 +91,24 @@ class _Binary(_Builtin):
         # nothing to record: no node at all
         return wrap(cls.compute(a.data if ta else a, b.data if tb else b))
 
-
-class Add(_Binary):
-    """a + b;  da = g, db = g."""
-
-    @staticmethod
-    def forward(ctx, a, b):
+    @classmethod
+    def forward(cls, ctx, a, b):
+        """cls.compute on the operands' data; keeps the data in ctx.a / ctx.b (for reduce_grad)
+        and lets cls.save keep the tensors backward reads."""
+        if cls.save is not None and ctx.needs_input_grad is not _NO:
+            ctx._saved = cls.save(ctx.needs_input_grad, a, b)
         a = a.data if isinstance(a, Tensor) else a
         b = b.data if isinstance(b, Tensor) else b
         ctx.a = a
         ctx.b = b
-        return wrap(carray.add(a, b))
+        return wrap(cls.compute(a, b))
+
+    compute = None      # the carray function: compute(a_data, b_data) -> Array
+    save = None         # save(needs_input_grad, a, b) -> ctx._saved pairs, or None: nothing
+
+
+class Add(_Binary):
+    """a + b;  da = g, db = g."""
 
     compute = staticmethod(carray.add)
 
@@ -114,14 +121,6 @@ class Add(_Binary):
 
 class Sub(_Binary):
     """a - b;  da = g, db = -g."""
-
-    @staticmethod
-    def forward(ctx, a, b):
-        a = a.data if isinstance(a, Tensor) else a
-        b = b.data if isinstance(b, Tensor) else b
-        ctx.a = a
-        ctx.b = b
-        return wrap(carray.subtract(a, b))
 
     compute = staticmethod(carray.subtract)
 
@@ -136,17 +135,10 @@ class Mul(_Binary):
     """a * b;  da = g * b, db = g * a."""
 
     @staticmethod
-    def forward(ctx, a, b):
-        need = ctx.needs_input_grad
-        if need is not _NO:
-            # save b for da and a for db (a Python number is used as it is)
-            ctx._saved = ((b, b._vc[0]) if need[0] and isinstance(b, Tensor) else _NOTHING,
-                          (a, a._vc[0]) if need[1] and isinstance(a, Tensor) else _NOTHING)
-        a = a.data if isinstance(a, Tensor) else a
-        b = b.data if isinstance(b, Tensor) else b
-        ctx.a = a
-        ctx.b = b
-        return wrap(carray.multiply(a, b))
+    def save(need, a, b):
+        # b for da and a for db (a Python number is used as it is)
+        return ((b, b._vc[0]) if need[0] and isinstance(b, Tensor) else _NOTHING,
+                (a, a._vc[0]) if need[1] and isinstance(a, Tensor) else _NOTHING)
 
     compute = staticmethod(carray.multiply)
 
@@ -166,16 +158,9 @@ class Div(_Binary):
     """a / b;  da = g / b, db = -g * a / b**2."""
 
     @staticmethod
-    def forward(ctx, a, b):
-        need = ctx.needs_input_grad
-        if need is not _NO:
-            ctx._saved = ((a, a._vc[0]) if need[1] and isinstance(a, Tensor) else _NOTHING,
-                          (b, b._vc[0]) if isinstance(b, Tensor) else _NOTHING)
-        a = a.data if isinstance(a, Tensor) else a
-        b = b.data if isinstance(b, Tensor) else b
-        ctx.a = a
-        ctx.b = b
-        return wrap(Div.compute(a, b))
+    def save(need, a, b):
+        return ((a, a._vc[0]) if need[1] and isinstance(a, Tensor) else _NOTHING,
+                (b, b._vc[0]) if isinstance(b, Tensor) else _NOTHING)
 
     @staticmethod
     def compute(a, b):
