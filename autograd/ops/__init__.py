@@ -11,7 +11,7 @@ from autograd.ops import inplace as _inplace_mod
 from autograd.ops._util import data_of, norm_dim, reduce_to_shape as _reduce_to_shape, wrap
 from autograd.ops.arith import (Abs, Add, Ceil, Clamp, Cos, Div, Exp, Expm1, Floor, Log, Log1p,
                                 Maximum, Minimum, Mul, Neg, Pow, Relu, Sigmoid, Sign, Sin, Sqrt,
-                                Sub, Tanh, Where, promote_pair)
+                                Sub, Tanh, Where, _CATEGORY, promote_pair)
 from autograd.ops.inplace import inplace, raw_binary
 from autograd.ops.reduce import (AmaxDims, LogSoftmax, LogSumExp, MatMul, MaxAll, MaxDim, Mean,
                                  MaxMin, Prod, Softmax, Sum, Var)
@@ -354,17 +354,32 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, shp[:s] + (n,) + shp[e + 1:])
 
 
+def _common_dtype(tensors):
+    """tensors cast (differentiably) to the dtype PyTorch gives their concatenation: the highest
+    category (bool < int < float) and, within it, the promotion of those dtypes."""
+    tensors = list(tensors)
+    dtypes = {t.data.dtype for t in tensors}
+    if len(dtypes) < 2:
+        return tensors
+    top = _builtins.max(_CATEGORY[d.kind] for d in dtypes)  # (max here is the tensor op)
+    target = None
+    for d in dtypes:
+        if _CATEGORY[d.kind] == top:
+            target = d if target is None else carray.promote_types(target, d)
+    return [t if t.data.dtype is target else t.to(target) for t in tensors]
+
+
 def cat(tensors, dim=0):
-    """Join tensors along an existing dim."""
-    return Cat.apply(dim, *tensors)
+    """Join tensors along an existing dim (mixed dtypes promote as in PyTorch)."""
+    return Cat.apply(dim, *_common_dtype(tensors))
 
 
 concat = concatenate = cat
 
 
 def stack(tensors, dim=0):
-    """Join tensors along a new dim."""
-    return Stack.apply(dim, *tensors)
+    """Join tensors along a new dim (mixed dtypes promote as in PyTorch)."""
+    return Stack.apply(dim, *_common_dtype(tensors))
 
 
 def flip(input, dims):

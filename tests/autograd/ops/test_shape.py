@@ -226,3 +226,21 @@ def test_make_input_layouts():
     assert not make_input(v, "sliced").is_contiguous()
     for layout in ("contiguous", "transposed", "sliced"):
         assert make_input(v, layout).tolist() == v.tolist()
+
+
+@pytest.mark.parametrize("dtypes, want", [
+    (("int64", "float32"), "float32"),            # the float category wins, at its own width
+    (("float32", "float64"), "float64"),
+    (("int32", "int64"), "int64"),
+    (("bool", "int32"), "int32"),
+    (("int64", "float32", "float64"), "float64"),
+])
+def test_cat_and_stack_promote_mixed_dtypes_as_pytorch(dtypes, want):
+    parts = [autograd.ones(2, dtype=getattr(autograd, d)) for d in dtypes]
+    assert autograd.cat(parts).dtype.name == want
+    assert autograd.stack(parts).dtype.name == want
+    x = autograd.tensor([1.5, 2.5], requires_grad=True)
+    y = autograd.cat([autograd.tensor([1, 2]), x, autograd.ones(1, dtype=autograd.float64)])
+    (y * autograd.arange(5, dtype=autograd.float64)).sum().backward()
+    assert x.grad.dtype == autograd.float32
+    assert x.grad.tolist() == [2.0, 3.0]
