@@ -36,7 +36,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         inputs = _as_tuple(inputs)
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-        only = {id(_input_edge(t)[0]) for t in inputs}
+        only = {id(_edge(t)[0]) for t in inputs}
     _run(roots, retain_graph, create_graph, accumulate_only=only)
 
 
@@ -60,7 +60,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     roots = [(_root_edge(t, i), g) for i, (t, g) in enumerate(zip(outputs, grads))]
     targets = {}
     for i, t in enumerate(inputs):
-        node, nr = _input_edge(t)
+        node, nr = _edge(t)
         targets.setdefault(id(node), []).append((nr, i))
     captured = [None] * len(inputs)
     _run(roots, retain_graph, create_graph, capture=(targets, captured))
@@ -131,12 +131,7 @@ def _run(roots, retain_graph, create_graph, capture=None, accumulate_only=None):
             for (nxt, nr), g in zip(node.next_functions, out):
                 if nxt is None:
                     continue
-                buf = buffers.get(nxt)
-                if buf is None:
-                    buf = buffers[nxt] = [None] * nxt._n_out
-                if g is not None:
-                    old = buf[nr]
-                    buf[nr] = g if old is None else old + g
+                _deliver(buffers, nxt, nr, g)
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
@@ -290,10 +285,6 @@ def _root_edge(t, i):
     if not t.requires_grad:
         raise RuntimeError(f"element {i} of tensors does not require grad and does not have a "
                            f"grad_fn")
-    return _edge(t)
-
-
-def _input_edge(t):
     return _edge(t)
 
 

@@ -150,7 +150,7 @@ class Function:
     def __repr__(self):
         return f"<{self.name()} object at {id(self):#x}>"
 
-    # -- making nodes -------------------------------------------------------------------------------
+    # -- making nodes -----------------------------------------------------------------------------
 
     @classmethod
     def apply(cls, *args, **kwargs):
@@ -180,7 +180,7 @@ class Function:
             _link(ctx, args, result)
         return result
 
-    # -- what the engine calls ----------------------------------------------------------------------
+    # -- what the engine calls --------------------------------------------------------------------
 
     def _run_backward(self, grads):
         """backward on the gradients of the outputs (a list, None where none arrived); returns
@@ -413,9 +413,17 @@ def once_differentiable(fn):
     return wrapper
 
 
+def scalar_type_name(dtype):
+    """PyTorch's name of a dtype in error messages: 'Float', 'Double', 'Long', 'Int', 'Bool'."""
+    return _SCALAR_TYPE_NAMES.get(dtype.name, dtype.name)
+
+
+_SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+                      "bool": "Bool"}
+
+
 def _modified_error(tensor, node, expected, actual):
-    kind = {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor",
-            "int32": "IntTensor", "bool": "BoolTensor"}.get(tensor.data.dtype.name, "Tensor")
+    kind = scalar_type_name(tensor.data.dtype) + "Tensor"
     where = ""
     if tensor.grad_fn is not None:
         where = f", which is output {tensor._output_nr} of {tensor.grad_fn.name()},"

@@ -18,7 +18,6 @@ from autograd import engine, function
 __all__ = ["Tensor"]
 
 _new = object.__new__
-_DEFAULT_OMITTED = ("float32", "int64", "bool")
 
 
 class Tensor:
@@ -68,7 +67,7 @@ class Tensor:
         t._output_nr = output_nr
         return t
 
-    # -- graph attributes ---------------------------------------------------------------------------
+    # -- graph attributes -------------------------------------------------------------------------
 
     @property
     def requires_grad(self):
@@ -167,7 +166,7 @@ class Tensor:
         """A detached copy (contiguous, own memory)."""
         return Tensor._wrap(self.data.copy())
 
-    # -- metadata ---------------------------------------------------------------------------------------
+    # -- metadata ---------------------------------------------------------------------------------
 
     @property
     def shape(self):
@@ -190,10 +189,6 @@ class Tensor:
     @property
     def is_cuda(self):
         return False
-
-    @property
-    def is_floating_point_dtype(self):
-        return self.data.dtype.kind == "f"
 
     def is_floating_point(self):
         return self.data.dtype.kind == "f"
@@ -233,7 +228,7 @@ class Tensor:
             raise TypeError("len() of a 0-d tensor")
         return self.data.shape[0]
 
-    # -- conversion -------------------------------------------------------------------------------------
+    # -- conversion -------------------------------------------------------------------------------
 
     def item(self):
         """The one element as a Python number (RuntimeError when there is not exactly one)."""

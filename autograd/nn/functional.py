@@ -23,7 +23,7 @@ import carray
 from carray import nn as _cnn
 
 from autograd import factories
-from autograd.function import Function
+from autograd.function import Function, scalar_type_name
 from autograd.grad_mode import _state
 from autograd.ops import (Cat, Index, Mul, Pad, Relu, Where, log_softmax as _log_softmax,
                           sigmoid as _sigmoid, softmax as _softmax, tanh as _tanh)
@@ -45,10 +45,6 @@ class _Fn(Function):
     _trusted = True
 
 
-def _torch_type(dtype):
-    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-            "bool": "Bool"}.get(dtype.name, dtype.name)
-
 
 def _size(shape):
     return "torch.Size([" + ", ".join(str(n) for n in shape) + "])"
@@ -56,7 +52,8 @@ def _size(shape):
 
 def _check_float(op, t):
     if t.data.dtype.kind != "f":
-        raise NotImplementedError(f'"{op}" not implemented for \'{_torch_type(t.data.dtype)}\'')
+        name = scalar_type_name(t.data.dtype)
+        raise NotImplementedError(f'"{op}" not implemented for \'{name}\'')
 
 
 def _reduction_arg(reduction, size_average=None, reduce=None):
@@ -157,8 +154,8 @@ def linear(input, weight, bias=None):
     if input.dtype != weight.dtype or bias is not None and bias.dtype != input.dtype:
         other = weight.dtype if input.dtype != weight.dtype else bias.dtype
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{_torch_type(input.dtype).lower()} != "
-                           f"{_torch_type(other).lower()}")
+                           f"{scalar_type_name(input.dtype).lower()} != "
+                           f"{scalar_type_name(other).lower()}")
     if len(ws) != 2:  # a 1-d weight: a dot product over the last dim
         out = input.matmul(weight)
         return out if bias is None else out + bias
@@ -809,7 +806,7 @@ def _check_class_input(op, input, target, weight):
         raise ValueError(f"Expected 1 or more dimensions (got {len(xs)})")
     if target.dtype != carray.int64:
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
-                           f"{_torch_type(target.dtype)}")
+                           f"{scalar_type_name(target.dtype)}")
     if len(xs) == 1:
         if len(ts) != 0:
             raise RuntimeError(f"0D target tensor expected for 1D input, got target of size "
@@ -973,7 +970,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     d = input.data
     if d.dtype.kind != "f":
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
-                           f"{_torch_type(d.dtype)}")
+                           f"{scalar_type_name(d.dtype)}")
     u = factories._rng(None).random(d.shape, dtype=d.dtype, device=d.device)
     scale = 1.0 / (1.0 - p) if p < 1 else 0.0
     mask = wrap(carray.multiply(carray.less(u, 1.0 - p).astype(d.dtype), scale))
@@ -1226,7 +1223,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if idx.dtype not in (carray.int64, carray.int32):
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
                            f"following scalar types: Long, Int; but got "
-                           f"torch.{_torch_type(idx.dtype)}Tensor instead")
+                           f"torch.{scalar_type_name(idx.dtype)}Tensor instead")
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
     if sparse:

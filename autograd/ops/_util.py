@@ -71,7 +71,3 @@ def norm_dims(dim, ndim):
             return tuple(range(ndim))
         return tuple(sorted(dims))
     return (norm_dim(dim, ndim),)
-
-
-def zeros_like_data(t):
-    return carray.zeros(t.data.shape, dtype=t.data.dtype, device=t.data.device)

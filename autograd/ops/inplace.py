@@ -12,7 +12,7 @@ this is how PyTorch rebases history after in-place ops on views.
 
 import carray
 
-from autograd.function import Function, _check_inplace_allowed
+from autograd.function import Function, _check_inplace_allowed, scalar_type_name
 from autograd.grad_mode import _state
 from autograd.ops._util import data_of, meta, reduce_grad
 from autograd.ops.shape import Clone
@@ -73,13 +73,9 @@ def commit(t, new):
 
 def _check_cast(src, dst):
     if src != dst and carray.result_type(src, dst) != dst:
-        raise RuntimeError(f"result type {_torch_name(src)} can't be cast to the desired output "
-                           f"type {_torch_name(dst)}")
+        raise RuntimeError(f"result type {scalar_type_name(src)} can't be cast to the desired "
+                           f"output type {scalar_type_name(dst)}")
 
-
-def _torch_name(dtype):
-    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-            "bool": "Bool"}.get(dtype.name, dtype.name)
 
 
 def view_path(t):

@@ -5,7 +5,7 @@ import collections
 
 import carray
 
-from autograd.function import Function
+from autograd.function import Function, scalar_type_name
 from autograd.grad_mode import _state
 from autograd.ops.arith import Where
 from autograd.ops._util import meta, norm_dim, norm_dims, reduce_grad, wrap
@@ -66,7 +66,8 @@ class Mean(_Builtin):
     def forward(ctx, x, dim, keepdim, dtype):
         if x.data.dtype.kind != "f" and dtype is None:
             raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either "
-                               f"a floating point or complex dtype. Got: {_torch_name(x.dtype)}")
+                               f"a floating point or complex dtype. "
+                               f"Got: {scalar_type_name(x.dtype)}")
         dims = norm_dims(dim, x.data.ndim)
         ctx.shape, ctx.dims, ctx.keepdim = x.data.shape, dims, keepdim
         ctx.n = _count(x.data.shape, dims)
@@ -323,7 +324,3 @@ class MatMul(_Builtin):
             gb = reduce_grad(gb.squeeze(-1) if b1 else gb, ctx.b)
         return ga, gb
 
-
-def _torch_name(dtype):
-    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-            "bool": "Bool"}.get(str(dtype.name), str(dtype))
