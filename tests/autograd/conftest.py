@@ -1,15 +1,30 @@
-"""Shared setup for autograd's tests: make the in-place build importable and seed randomness.
+"""Shared setup for autograd's tests: import the package under test and seed randomness.
 
-Run from the repository root or from tests/ (`python -m pytest autograd`): the repository root
-goes first on sys.path so `import carray` / `import autograd` find the in-place build (and not
-the tests/carray folder, which would otherwise be picked up as a namespace package).
+Run from the repository root or from tests/ (`python -m pytest autograd`). When the checkout holds
+an in-place build (`python setup.py build_ext --inplace`), the repository root goes first on
+sys.path so `import carray` / `import autograd` find it (and not the tests/carray folder, which
+would otherwise be picked up as a namespace package). Without one, the installed package is used:
+a clean checkout's carray/ has sources only, nothing compiled.
 """
 
+import importlib.machinery
 import os
 import sys
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-if sys.path[:1] != [_ROOT]:
+
+
+def _has_inplace_build(root):
+    """Whether root/carray holds the compiled extension modules (an in-place build)."""
+    suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+    try:
+        names = os.listdir(os.path.join(root, "carray"))
+    except OSError:
+        return False
+    return any(n.startswith("_array.") and n.endswith(suffixes) for n in names)
+
+
+if _has_inplace_build(_ROOT) and sys.path[:1] != [_ROOT]:
     sys.path.insert(0, _ROOT)
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
