@@ -7,7 +7,7 @@
  * built for the baseline ISA, so one wheel runs on any CPU of its architecture: carray_gemm_best()
  * asks the CPU (once) which variants it can run.
  *
- * Variants (register tile MR x NR, edge tiles MR/2 x NR, MR x NR/2, MR/2 x NR/2; block sizes
+ * Variants (register tile MR x NR, edge tiles of MR/2 or 2MR/3 rows and/or NR/2 columns; block sizes
  * KC x NC packed from B stay in L2, MC rows of A x KC in L3; see _matmul.pyx for the loop nest):
  *   avx512  float 12x32  double 6x32   (24 zmm accumulators)
  *   avx2    float  6x16  double 6x8    (12 ymm accumulators)
@@ -172,12 +172,12 @@ typedef void (*carray_gemv_axpy_t)(Py_ssize_t rows, Py_ssize_t K, double alpha, 
 typedef struct {
     const char* name;
     int mr, nr;              /* register tile */
-    int mr_half, nr_half;    /* the edge kernels' tiles */
+    int mr_half, mr_two3, nr_half;    /* the edge kernels' tiles */
     Py_ssize_t kc;           /* K block: an A micro-panel (mr x kc) stays in L1 */
     Py_ssize_t nc;           /* columns of the packed B block (kc x nc, in L2) */
     Py_ssize_t mc;           /* rows of the packed A panel (mc x kc, in L3) */
-    /* [0] mr x nr, [1] mr_half x nr, [2] mr x nr_half, [3] mr_half x nr_half */
-    carray_gemm_kernel_t kernel[4];
+    /* [2 * rows + cols]: rows 0 mr, 1 mr_half, 2 mr_two3; cols 0 nr, 1 nr_half */
+    carray_gemm_kernel_t kernel[6];
     carray_gemm_pack_t pack_a, pack_b;
     carray_gemv_dot_t gemv_dot;
     carray_gemv_axpy_t gemv_axpy;
@@ -185,8 +185,9 @@ typedef struct {
 
 #define CARRAY_GEMM_NVARIANTS 3
 #define GK_ENTRY(pfx, nm, mr, nv, vl, kc, nc, mc)                                        \
-    {nm, mr, (nv) * (vl), (mr) / 2, ((nv) > 1 ? (nv) / 2 : 1) * (vl), kc, nc, mc,         \
-     {pfx##_kernel, pfx##_kernel_m2, pfx##_kernel_n2, pfx##_kernel_m2n2},                \
+    {nm, mr, (nv) * (vl), (mr) / 2, 2 * (mr) / 3, ((nv) > 1 ? (nv) / 2 : 1) * (vl), kc, nc, mc, \
+     {pfx##_kernel, pfx##_kernel_n2, pfx##_kernel_m2, pfx##_kernel_m2n2, pfx##_kernel_m3,   \
+      pfx##_kernel_m3n2},                                                                  \
      pfx##_pack_a, pfx##_pack_b, pfx##_gemv_dot, pfx##_gemv_axpy}
 
 /* [variant][0: float32, 1: float64]; variant 0 = plain, 1 = avx2, 2 = avx512 */

@@ -63,11 +63,12 @@ cdef extern from "_gemm.h" nogil:
         int mr
         int nr
         int mr_half
+        int mr_two3
         int nr_half
         Py_ssize_t kc
         Py_ssize_t nc
         Py_ssize_t mc
-        gemm_kernel_t kernel[4]
+        gemm_kernel_t kernel[6]
         gemm_pack_t pack_a
         gemm_pack_t pack_b
         gemv_dot_t gemv_dot
@@ -204,8 +205,10 @@ cdef void _gemm_thread(const Plan* p, int tid, int nt) noexcept nogil:
                     crow = p.C + ((jc + q * mr) * p.rsc + c0 * p.csc) * isz
                     for r in range(nbp):
                         ntl = <int>_min(nr, nb - r * nr)
-                        # edge tiles of at most half the rows / columns use the smaller kernels
-                        ki = (1 if mt <= impl.mr_half else 0) + (2 if ntl <= impl.nr_half else 0)
+                        # edge tiles of at most half (two thirds) the rows, half the columns use
+                        # the smaller kernels
+                        ki = 2 * (1 if mt <= impl.mr_half else 2 if mt <= impl.mr_two3 else 0) + \
+                            (1 if ntl <= impl.nr_half else 0)
                         impl.kernel[ki](kb, apan, bbuf + r * nr * kb * isz,
                                         crow + r * nr * p.csc * isz, p.rsc, p.csc,
                                         p.alpha, beta, mt, ntl)
@@ -224,10 +227,12 @@ cdef int _threads_for(Py_ssize_t M, Py_ssize_t N, Py_ssize_t K) noexcept nogil:
     return max_threads()
 
 
-cdef inline Py_ssize_t _padded(Py_ssize_t n, Py_ssize_t full, Py_ssize_t half) noexcept nogil:
-    """n rounded up to what the kernels compute: whole tiles, the last one full or half size."""
+cdef inline Py_ssize_t _padded(Py_ssize_t n, Py_ssize_t full, Py_ssize_t half,
+                               Py_ssize_t two3) noexcept nogil:
+    """n rounded up to what the kernels compute: whole tiles, the last one full, half or two
+    thirds size (two3 = full: no two-thirds kernel on that side)."""
     cdef Py_ssize_t rem = n % full
-    return n - rem + (0 if rem == 0 else (half if rem <= half else full))
+    return n - rem + (0 if rem == 0 else half if rem <= half else two3 if rem <= two3 else full)
 
 
 cdef void _plan(Plan* p, int dtype_num, Py_ssize_t M, Py_ssize_t N, Py_ssize_t K, double alpha,
@@ -239,8 +244,10 @@ cdef void _plan(Plan* p, int dtype_num, Py_ssize_t M, Py_ssize_t N, Py_ssize_t K
     cdef Py_ssize_t npan, want = 4 * nt        # work units wanted: a few per thread
     # C^T = B^T @ A^T is the same product with A and B exchanged: take it when it wastes far
     # fewer multiply-adds on padded tiles (a tall product with few columns, say)
-    p.swapped = (_padded(N, impl.mr, impl.mr_half) * _padded(M, impl.nr, impl.nr_half) * 5 <
-                 _padded(M, impl.mr, impl.mr_half) * _padded(N, impl.nr, impl.nr_half) * 4)
+    p.swapped = (_padded(N, impl.mr, impl.mr_half, impl.mr_two3) *
+                 _padded(M, impl.nr, impl.nr_half, impl.nr) * 5 <
+                 _padded(M, impl.mr, impl.mr_half, impl.mr_two3) *
+                 _padded(N, impl.nr, impl.nr_half, impl.nr) * 4)
     if p.swapped:
         M, N = N, M
         A, B = B, A
