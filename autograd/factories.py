@@ -163,6 +163,10 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
                      for v in (start, end, step))
         dtype = carray.int64 if is_int else _default_float
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if _dtype(dtype) == carray.int64:  # int64 truncates the bounds first (as PyTorch)
+        vals = [int(v) for v in vals]
+        if vals[2] == 0:
+            raise ValueError("step must be nonzero")
     if (vals[1] - vals[0]) * vals[2] < 0:
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     arr = carray.arange(vals[0], vals[1], vals[2], dtype=carray.float64 if
@@ -175,6 +179,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     """steps values evenly spaced from start to end inclusive (float32 by default)."""
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
     arr = carray.linspace(start, end, steps, dtype=_float(dtype))
     if _device(device) != "cpu":
         arr = arr.to(_device(device))
@@ -183,6 +189,8 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     """The identity matrix (n x m)."""
+    if n < 0 or (m is not None and m < 0):
+        raise RuntimeError(f"n must be greater or equal to 0, got {n if n < 0 else m}")
     arr = carray.eye(n, m, dtype=_float(dtype))
     if _device(device) != "cpu":
         arr = arr.to(_device(device))
@@ -289,13 +297,18 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                            f"from={low} >= to={high}")
-    arr = _rng(generator).integers(low, high, _size((size,)), dtype=_dtype(dtype) or
+    d = _dtype(dtype) or carray.int64
+    arr = _rng(generator).integers(low, high, _size((size,)), dtype=d if d.kind != "f" else
                                    carray.int64, device=_device(device))
+    if arr.dtype != d:  # (a float dtype holds the integers drawn as int64)
+        arr = arr.astype(d)
     return _finish(arr, requires_grad)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     """A random permutation of 0..n-1 (int64 by default)."""
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     arr = _rng(generator).permutation(n)
     if dtype is not None:
         arr = arr.astype(_dtype(dtype))

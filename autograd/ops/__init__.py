@@ -8,13 +8,15 @@ import carray
 from autograd import function as _function_module
 from autograd.grad_mode import _state
 from autograd.ops import inplace as _inplace_mod
-from autograd.ops._util import data_of, norm_dim, reduce_to_shape as _reduce_to_shape, wrap
-from autograd.ops.arith import (Abs, Add, Ceil, Clamp, Cos, Div, Exp, Expm1, Floor, Log, Log1p,
-                                Maximum, Minimum, Mul, Neg, Pow, Relu, Sigmoid, Sign, Sin, Sqrt,
-                                Sub, Tanh, Where, _CATEGORY, promote_pair)
+from autograd.ops._util import (broadcasting, data_of, norm_dim, norm_dims,
+                                reduce_to_shape as _reduce_to_shape, wrap)
+from autograd.ops.arith import (Abs, Add, Ceil, Clamp, Cos, Div, Exp, Expm1, Floor, FloorDivide,
+                                Log, Log1p, Maximum, Minimum, Mul, Neg, Pow, Relu, Remainder,
+                                Sigmoid, Sign, Sin, Sqrt, Sub, Tanh, TruncDivide, Where,
+                                _CATEGORY, _default_float, promote_pair)
 from autograd.ops.inplace import inplace, raw_binary
 from autograd.ops.reduce import (AmaxDims, LogSoftmax, LogSumExp, MatMul, MaxAll, MaxDim, Mean,
-                                 MaxMin, Prod, Softmax, Sum, Var)
+                                 MaxValues, MinValues, Prod, Softmax, Sum, Var)
 from autograd.ops.shape import (Cat, Clone, Expand, Flip, Index, IndexPut, Pad, Permute, Reshape,
                                 Squeeze, Stack, ToCopy, Transpose, Unsqueeze, index_key, is_basic)
 from autograd.tensor import Tensor
@@ -53,16 +55,22 @@ def div(input, other, *, rounding_mode=None):
     """input / other (true division; rounding_mode 'floor' or 'trunc' give no gradient)."""
     if rounding_mode is None:
         return Div.apply(_tensor_arg(input), _tensor_arg(other, input))
-    a, b = data_of(input), data_of(other)
     if rounding_mode == "floor":
-        return wrap(carray.floor_divide(a, b))
+        return FloorDivide.apply(_tensor_arg(input), _tensor_arg(other, input))
     if rounding_mode == "trunc":
-        q = carray.divide(a, b)
-        out = carray.where(carray.less(q, 0), carray.ceil(q), carray.floor(q))
-        kind = carray.result_type(a, b)
-        return wrap(out.astype(kind) if kind.kind != "f" else out)
+        return TruncDivide.apply(_tensor_arg(input), _tensor_arg(other, input))
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
                        f"found '{rounding_mode}'")
+
+
+def remainder(input, other):
+    """input % other with the sign of other (Python's convention, torch.remainder)."""
+    return Remainder.apply(_tensor_arg(input), _tensor_arg(other, input))
+
+
+def floor_divide(input, other):
+    """input // other (rounded down; zero gradient)."""
+    return FloorDivide.apply(_tensor_arg(input), _tensor_arg(other, input))
 
 
 def pow(input, exponent):
@@ -81,6 +89,38 @@ def matmul(input, other):
     return MatMul.apply(input, other)
 
 
+def mm(input, mat2):
+    """Matrix product of two 2-d tensors."""
+    if input.data.ndim != 2 or mat2.data.ndim != 2:
+        raise RuntimeError(f"mm: expected 2D tensors, got {input.data.ndim}D and "
+                           f"{mat2.data.ndim}D")
+    return MatMul.apply(input, mat2)
+
+
+def bmm(input, mat2):
+    """Batched matrix product of two 3-d tensors (no broadcasting)."""
+    if input.data.ndim != 3 or mat2.data.ndim != 3:
+        raise RuntimeError(f"bmm: expected 3D tensors, got {input.data.ndim}D and "
+                           f"{mat2.data.ndim}D")
+    if input.data.shape[0] != mat2.data.shape[0]:
+        raise RuntimeError(f"bmm: batch sizes differ: {input.data.shape[0]} and "
+                           f"{mat2.data.shape[0]}")
+    return MatMul.apply(input, mat2)
+
+
+def dot(input, other):
+    """Inner product of two 1-d tensors."""
+    if input.data.ndim != 1 or other.data.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.data.ndim}D and "
+                           f"{other.data.ndim}D tensors")
+    return MatMul.apply(input, other)
+
+
+def outer(input, vec2):
+    """input[i] * vec2[j] of two 1-d tensors."""
+    return mul(input.reshape(-1, 1), vec2.reshape(1, -1))
+
+
 def maximum(input, other):
     return Maximum.apply(*promote_pair(input, other))
 
@@ -93,6 +133,9 @@ def where(condition, input=None, other=None):
     """input where condition else other (broadcasting; input/other may be numbers)."""
     if input is None and other is None:
         raise TypeError("where(condition) with one argument is not supported; use nonzero()")
+    if isinstance(condition, Tensor) and condition.data.dtype.kind != "b":
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {_function_module.scalar_type_name(condition.dtype)}")
     return Where.apply(condition, *promote_pair(_tensor_arg(input), _tensor_arg(other)))
 
 
@@ -104,23 +147,35 @@ def clamp(input, min=None, max=None):
     return Clamp.apply(input, min, max)
 
 
-def _unary(fn_class):
+def clamp_min(input, min):
+    return clamp(input, min=min)
+
+
+def clamp_max(input, max):
+    return clamp(input, max=max)
+
+
+def _unary(fn_class, to_float=False):
+    """The op function of a one-input Function; to_float: integer and bool inputs are first
+    converted to the default float dtype (as PyTorch does for exp, log, ...)."""
     def op(input):
+        if to_float and input.data.dtype.kind != "f":
+            input = input.to(_default_float())
         return fn_class.apply(input)
     op.__name__ = fn_class.__name__.lower()
     op.__doc__ = fn_class.__doc__
     return op
 
 
-exp = _unary(Exp)
-expm1 = _unary(Expm1)
-log = _unary(Log)
-log1p = _unary(Log1p)
-sqrt = _unary(Sqrt)
-sin = _unary(Sin)
-cos = _unary(Cos)
-tanh = _unary(Tanh)
-sigmoid = _unary(Sigmoid)
+exp = _unary(Exp, to_float=True)
+expm1 = _unary(Expm1, to_float=True)
+log = _unary(Log, to_float=True)
+log1p = _unary(Log1p, to_float=True)
+sqrt = _unary(Sqrt, to_float=True)
+sin = _unary(Sin, to_float=True)
+cos = _unary(Cos, to_float=True)
+tanh = _unary(Tanh, to_float=True)
+sigmoid = _unary(Sigmoid, to_float=True)
 relu = _unary(Relu)
 abs = _unary(Abs)
 sign = _unary(Sign)
@@ -154,7 +209,9 @@ def log10(input):
 
 def _compare(fn):
     def op(input, other):
-        return wrap(fn(data_of(input), data_of(other)))
+        if other is None:  # t == None is False, t != None True (Python's default)
+            return fn is carray.not_equal
+        return wrap(broadcasting(fn, data_of(input), data_of(other)))
     op.__name__ = fn.__name__
     return op
 
@@ -169,6 +226,11 @@ logical_and = _compare(carray.logical_and)
 logical_or = _compare(carray.logical_or)
 
 
+def logical_xor(input, other):
+    return ne(data_of(input).astype(carray.bool_) if isinstance(input, Tensor) else bool(input),
+              data_of(other).astype(carray.bool_) if isinstance(other, Tensor) else bool(other))
+
+
 def logical_not(input):
     return wrap(carray.logical_not(input.data))
 
@@ -179,6 +241,30 @@ def isnan(input):
 
 def isfinite(input):
     return wrap(carray.isfinite(input.data))
+
+
+def isinf(input):
+    return wrap(carray.logical_not(carray.logical_or(carray.isfinite(input.data),
+                                                     carray.isnan(input.data))))
+
+
+def trunc(input):
+    """input rounded towards zero (zero gradient)."""
+    return where(input < 0, ceil(input), floor(input)) if input.data.dtype.kind == "f" \
+        else clone(input)
+
+
+def round(input, *, decimals=0):
+    """input rounded to the nearest integer, halves to even (as PyTorch); zero gradient."""
+    if input.data.dtype.kind != "f":
+        return clone(input)
+    x = input * 10.0 ** decimals if decimals else input
+    low = floor(x)
+    diff = x.data - low.data
+    up = carray.logical_or(carray.greater(diff, 0.5), carray.logical_and(
+        carray.equal(diff, 0.5), carray.equal(carray.remainder(low.data, 2), 1)))
+    out = low + wrap(up.astype(low.data.dtype))
+    return out / 10.0 ** decimals if decimals else out
 
 
 def equal(input, other):
@@ -216,8 +302,10 @@ def _correction(unbiased, correction):
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance over dim with Bessel's correction by default (correction=1)."""
-    if isinstance(unbiased, bool) is False and unbiased is not None and dim is None:
-        dim, unbiased = unbiased, None
+    if isinstance(dim, bool):  # var(False): the unbiased flag given positionally
+        dim, unbiased = None, dim
+    if input.data.dtype.kind != "f":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
     return Var.apply(input, dim, _correction(unbiased, correction), keepdim)
 
 
@@ -241,7 +329,7 @@ def _max_or_min(input, dim, keepdim, largest, other_name):
                             f"keepdim without dim")
         return MaxAll.apply(input, largest)
     values, indices = MaxDim.apply(input, dim, keepdim, largest)
-    return MaxMin(values, indices)
+    return (MaxValues if largest else MinValues)(values, indices)
 
 
 def max(input, dim=None, keepdim=False):
@@ -263,30 +351,49 @@ def amin(input, dim=(), keepdim=False):
     return AmaxDims.apply(input, dim if dim != () else None, keepdim, False)
 
 
+def _arg_extreme(input, dim, keepdim, fn, name):
+    """argmax / argmin: the flat index when dim is None; errors as PyTorch's."""
+    a = input.data
+    if a.dtype.kind == "b":
+        raise RuntimeError(f"{name}(): does not support bool input")
+    if dim is not None:
+        d = norm_dim(dim, a.ndim)
+        if a.ndim == 0:
+            return wrap(carray.zeros((), dtype=carray.int64, device=a.device))
+        if a.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+        return wrap(fn(a, axis=d, keepdims=keepdim))
+    if a.size == 0:
+        raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() "
+                         f"== 0.")
+    out = fn(a)
+    return wrap(out.reshape((1,) * a.ndim) if keepdim else out)
+
+
 def argmax(input, dim=None, keepdim=False):
     """Index of the largest element (flat when dim is None)."""
-    if dim is None:
-        out = carray.argmax(input.data)
-        return wrap(out.reshape((1,) * input.data.ndim) if keepdim else out)
-    return wrap(carray.argmax(input.data, axis=norm_dim(dim, input.data.ndim), keepdims=keepdim))
+    return _arg_extreme(input, dim, keepdim, carray.argmax, "argmax")
 
 
 def argmin(input, dim=None, keepdim=False):
-    if dim is None:
-        out = carray.argmin(input.data)
-        return wrap(out.reshape((1,) * input.data.ndim) if keepdim else out)
-    return wrap(carray.argmin(input.data, axis=norm_dim(dim, input.data.ndim), keepdims=keepdim))
+    """Index of the smallest element (flat when dim is None)."""
+    return _arg_extreme(input, dim, keepdim, carray.argmin, "argmin")
 
 
 def all(input, dim=None, keepdim=False):
-    return wrap(carray.all(input.data, axis=dim, keepdims=keepdim))
+    axis = dim if dim is None or dim == () else norm_dims(dim, input.data.ndim)
+    return wrap(carray.all(input.data, axis=axis, keepdims=keepdim))
 
 
 def any(input, dim=None, keepdim=False):
-    return wrap(carray.any(input.data, axis=dim, keepdims=keepdim))
+    axis = dim if dim is None or dim == () else norm_dims(dim, input.data.ndim)
+    return wrap(carray.any(input.data, axis=axis, keepdims=keepdim))
 
 
 def logsumexp(input, dim, keepdim=False):
+    """log(sum(exp(input))) over dim, computed stably (integer inputs give the default float)."""
+    if input.data.dtype.kind != "f":
+        input = input.to(_default_float())
     return LogSumExp.apply(input, dim, keepdim)
 
 
@@ -429,8 +536,57 @@ def unbind(input, dim=0):
 
 
 def narrow(input, dim, start, length):
+    """The view of length elements from start along dim (a negative start counts from the
+    end); RuntimeError when they do not fit."""
     d = norm_dim(dim, input.data.ndim)
+    n = input.data.shape[d]
+    if start < 0:
+        start += n
+    if not 0 <= start <= n or length < 0 or start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     return input[(slice(None),) * d + (slice(start, start + length),)]
+
+
+def unflatten(input, dim, sizes):
+    """dim split into the given sizes (one may be -1)."""
+    d = norm_dim(dim, input.data.ndim)
+    shp = input.data.shape
+    return reshape(input, shp[:d] + tuple(sizes) + shp[d + 1:])
+
+
+def index_select(input, dim, index):
+    """The entries of input at the 1-d integer tensor index along dim."""
+    d = norm_dim(dim, input.data.ndim)
+    if index.data.ndim > 1 or index.data.dtype.kind not in "iu":
+        raise IndexError("index_select(): Index is supposed to be a vector of integers")
+    return input[(slice(None),) * d + (index.reshape(-1),)]
+
+
+def gather(input, dim, index):
+    """out[i][j][k] = input[index[i][j][k]][j][k] (for dim 0, and so on);  the gradient adds
+    back into the gathered places."""
+    nd = input.data.ndim
+    d = norm_dim(dim, nd)
+    idx = index.data
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError("gather(): Expected dtype int64 for index")
+    if idx.ndim != nd:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input "
+                           "tensor")
+    for k in range(nd):
+        if k != d and idx.shape[k] > input.data.shape[k]:
+            raise RuntimeError(f"Size does not match at dimension {k} expected index "
+                               f"{list(idx.shape)} to be no larger than self "
+                               f"{list(input.data.shape)} apart from dimension {d}")
+    key = tuple(idx if k == d else carray.arange(idx.shape[k], device=idx.device).reshape(
+        tuple(-1 if j == k else 1 for j in range(nd))) for k in range(nd))
+    return Index.apply(input, key)
+
+
+def masked_select(input, mask):
+    """The 1-d tensor of input's entries where mask (broadcast with input) is True."""
+    shape = carray.broadcast_shapes(input.data.shape, mask.data.shape)
+    return input.expand(shape)[mask.expand(shape).data]
 
 
 import builtins as _builtins  # noqa: E402  (sum and max are shadowed above)
@@ -542,7 +698,9 @@ def _contiguous(self):
 
 
 def _masked_fill(self, mask, value):
-    return Where.apply(mask, _tensor_arg(value), self)
+    """self with value where mask is True; keeps self's dtype (as PyTorch)."""
+    out = Where.apply(mask, _tensor_arg(value), self)
+    return out if out.data.dtype == self.data.dtype else out.to(self.data.dtype)
 
 
 def _inplace_binary(op_class, carray_fn, saves_self):
@@ -655,7 +813,10 @@ def _type_cast(dtype):
 _METHODS = {
     # arithmetic and math
     "add": add, "sub": sub, "mul": mul, "div": div, "pow": pow, "neg": neg, "matmul": matmul,
+    "mm": mm, "bmm": bmm, "dot": dot, "outer": outer,
     "maximum": maximum, "minimum": minimum, "clamp": clamp, "clip": clamp,
+    "clamp_min": clamp_min, "clamp_max": clamp_max, "remainder": remainder,
+    "floor_divide": floor_divide,
     "exp": exp, "expm1": expm1, "log": log, "log1p": log1p, "log2": log2, "log10": log10,
     "sqrt": sqrt, "rsqrt": rsqrt, "sin": sin, "cos": cos, "tanh": tanh, "sigmoid": sigmoid,
     "relu": relu, "abs": abs, "sign": sign, "floor": floor, "ceil": ceil,
@@ -664,7 +825,9 @@ _METHODS = {
     "absolute": abs, "where": lambda self, cond, other: where(cond, self, other),
     # comparisons
     "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge, "isnan": isnan,
-    "isfinite": isfinite, "logical_and": logical_and, "logical_or": logical_or,
+    "isfinite": isfinite, "isinf": isinf, "logical_and": logical_and, "logical_or": logical_or,
+    "logical_xor": logical_xor, "__xor__": logical_xor, "trunc": trunc, "round": round,
+    "__contains__": lambda self, item: bool(any(eq(self, item))),
     "logical_not": logical_not, "equal": equal, "allclose": allclose,
     # reductions
     "sum": sum, "mean": mean, "var": var, "std": std, "prod": prod, "max": max, "min": min,
@@ -679,7 +842,8 @@ _METHODS = {
     "reshape_as": lambda self, other: reshape(self, other.shape),
     "repeat": _repeat, "flip": lambda self, *dims: flip(self, shape_arg(dims)),
     "t": _t, "contiguous": _contiguous, "clone": clone, "split": split, "chunk": chunk,
-    "unbind": unbind, "narrow": narrow, "to": _method_to,
+    "unbind": unbind, "narrow": narrow, "to": _method_to, "unflatten": unflatten,
+    "index_select": index_select, "gather": gather, "masked_select": masked_select,
     "cpu": lambda self: _method_to(self, "cpu"),
     "float": _type_cast(carray.float32), "double": _type_cast(carray.float64),
     "long": _type_cast(carray.int64), "int": _type_cast(carray.int32),
@@ -698,10 +862,8 @@ _METHODS = {
     "__pow__": pow, "__rpow__": _reflected(pow),
     "__matmul__": matmul, "__rmatmul__": _reflected(matmul), "__neg__": neg,
     "__pos__": lambda self: self, "__abs__": abs,
-    "__floordiv__": lambda self, other: div(self, other, rounding_mode="floor"),
-    "__rfloordiv__": lambda self, other: div(_tensor_arg(other, self), self,
-                                             rounding_mode="floor"),
-    "__mod__": lambda self, other: wrap(carray.remainder(self.data, data_of(other))),
+    "__floordiv__": floor_divide, "__rfloordiv__": _reflected(floor_divide),
+    "__mod__": remainder, "__rmod__": _reflected(remainder),
     "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
     "__and__": logical_and, "__or__": logical_or, "__invert__": logical_not,
     # in place

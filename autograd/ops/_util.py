@@ -60,7 +60,12 @@ def reduce_to_shape(g, shape):
 
 
 def norm_dims(dim, ndim):
-    """dim (None, an int or a sequence of ints) as a sorted tuple of dims; None means all."""
+    """dim (None, an int or a sequence of ints) as a sorted tuple of dims; None means all.
+    A 0-d tensor accepts dim 0 and -1 (and reduces nothing), as PyTorch."""
+    if ndim == 0 and dim is not None:
+        for d in (dim if isinstance(dim, (tuple, list)) else (dim,)):
+            norm_dim(d, 0)
+        return ()
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, (tuple, list)):
@@ -71,3 +76,21 @@ def norm_dims(dim, ndim):
             return tuple(range(ndim))
         return tuple(sorted(dims))
     return (norm_dim(dim, ndim),)
+
+
+def broadcasting(fn, a, b):
+    """fn(a, b) on arrays or numbers, with PyTorch's RuntimeError when the shapes of a and b do
+    not broadcast (carray raises ValueError)."""
+    try:
+        return fn(a, b)
+    except ValueError:
+        sa, sb = getattr(a, "shape", ()), getattr(b, "shape", ())
+        n = max(len(sa), len(sb))
+        for i in range(n - 1, -1, -1):  # from the last dim, as PyTorch reports it
+            k = n - 1 - i
+            x = sa[len(sa) - 1 - k] if k < len(sa) else 1
+            y = sb[len(sb) - 1 - k] if k < len(sb) else 1
+            if x != y and x != 1 and y != 1:
+                raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
+                                   f"({y}) at non-singleton dimension {i}") from None
+        raise

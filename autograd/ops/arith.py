@@ -8,7 +8,7 @@ import carray
 
 from autograd.function import _NO_EDGE, Function, _edge, _refresh_view, _sequence
 from autograd.grad_mode import _state
-from autograd.ops._util import data_of, meta, reduce_grad, wrap
+from autograd.ops._util import broadcasting, data_of, meta, reduce_grad, wrap
 from autograd.tensor import Tensor
 
 
@@ -89,7 +89,7 @@ class _Binary(_Builtin):
                 out.grad_fn = ctx
                 return out
         # nothing to record: no node at all
-        return wrap(cls.compute(a.data if ta else a, b.data if tb else b))
+        return wrap(broadcasting(cls.compute, a.data if ta else a, b.data if tb else b))
 
     @classmethod
     def forward(cls, ctx, a, b):
@@ -101,7 +101,7 @@ class _Binary(_Builtin):
         b = b.data if isinstance(b, Tensor) else b
         ctx.a = a
         ctx.b = b
-        return wrap(cls.compute(a, b))
+        return wrap(broadcasting(cls.compute, a, b))
 
     compute = None      # the carray function: compute(a_data, b_data) -> Array
     save = None         # save(needs_input_grad, a, b) -> ctx._saved pairs, or None: nothing
@@ -120,7 +120,12 @@ class Add(_Binary):
 
 
 class Sub(_Binary):
-    """a - b;  da = g, db = -g."""
+    """a - b;  da = g, db = -g. RuntimeError for bool operands (as PyTorch)."""
+
+    @classmethod
+    def apply(cls, a, b):
+        _check_bool_sub(data_of(a), data_of(b))  # (before bool operands are promoted)
+        return _Binary.apply.__func__(cls, a, b)
 
     compute = staticmethod(carray.subtract)
 
@@ -129,6 +134,16 @@ class Sub(_Binary):
         need = ctx.needs_input_grad
         return (reduce_grad(g, ctx.a) if need[0] else None,
                 reduce_grad(-g, ctx.b) if need[1] else None)
+
+
+def _check_bool_sub(a, b):
+    """RuntimeError for a subtraction with a bool operand, as PyTorch."""
+    if _is_bool(a) or _is_bool(b):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+            "`^` or `logical_xor()` operator instead." if _is_bool(a) and _is_bool(b) else
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
 class Mul(_Binary):
@@ -181,6 +196,68 @@ class Div(_Binary):
         return ga, gb
 
 
+class _RoundedDiv(_Binary):
+    """Base of floor and trunc division: integer division by zero raises RuntimeError (as
+    PyTorch); the gradient is zero (as PyTorch's div with a rounding_mode)."""
+
+    @staticmethod
+    def backward(ctx, g):
+        need = ctx.needs_input_grad
+        return (reduce_grad(g * 0, ctx.a) if need[0] else None,
+                reduce_grad(g * 0, ctx.b) if need[1] else None)
+
+
+class FloorDivide(_RoundedDiv):
+    """a // b (div with rounding_mode='floor'); zero gradient."""
+
+    @staticmethod
+    def compute(a, b):
+        _check_int_divisor(a, b)
+        return carray.floor_divide(a, b)
+
+
+class TruncDivide(_RoundedDiv):
+    """a / b rounded towards zero (div with rounding_mode='trunc'); zero gradient."""
+
+    @staticmethod
+    def compute(a, b):
+        _check_int_divisor(a, b)
+        q = carray.divide(a, b)
+        out = carray.where(carray.less(q, 0), carray.ceil(q), carray.floor(q))
+        kind = carray.result_type(a, b)
+        return out.astype(kind) if kind.kind != "f" else out
+
+
+class Remainder(_Binary):
+    """a % b with the sign of b (torch.remainder);  da = g, db = -g * floor(a / b)."""
+
+    @staticmethod
+    def compute(a, b):
+        _check_int_divisor(a, b)
+        return carray.remainder(a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        need = ctx.needs_input_grad
+        gb = None
+        if need[1]:
+            gb = reduce_grad(-g * wrap(carray.floor_divide(ctx.a, ctx.b)), ctx.b)
+        return (reduce_grad(g, ctx.a) if need[0] else None), gb
+
+
+def _check_int_divisor(a, b):
+    """RuntimeError('ZeroDivisionError') for an integer division by zero, as PyTorch."""
+    if _int_operand(a) and _int_operand(b) and not isinstance(b, float):
+        zero = carray.any(carray.equal(b, 0)) if isinstance(b, carray.Array) else b == 0
+        if zero:
+            raise RuntimeError("ZeroDivisionError")
+
+
+def _is_bool(x):
+    """True for a bool array or a Python bool."""
+    return x.dtype.kind == "b" if isinstance(x, carray.Array) else isinstance(x, bool)
+
+
 _NUMBERS = (int, float, bool)
 
 
@@ -212,7 +289,7 @@ class Pow(_Builtin):
 
     @staticmethod
     def forward(ctx, a, b):
-        out = wrap(carray.power(data_of(a), data_of(b)))
+        out = wrap(broadcasting(_power, data_of(a), data_of(b)))
         need = ctx.needs_input_grad
         if True in need:
             ctx.save_for_backward(a if isinstance(a, Tensor) else None,
@@ -232,14 +309,15 @@ class Pow(_Builtin):
             if b is None:
                 e = ctx.sb
                 ga = g * 0 if e == 0 else g * e * a ** (e - 1)
-            else:
-                ga = g * b * a ** (b - 1)
+            else:  # 0 where b == 0 (also at a == 0, as PyTorch)
+                ga = Where.apply(b == 0, 0.0, g * b * a ** (b - 1))
             ga = reduce_grad(ga, ctx.a)
         if need[1]:
-            if a is None:
+            if a is None and ctx.sa == 0:  # 0 ** b: 0 where b >= 0, as PyTorch
+                gb = Where.apply(b >= 0, 0.0, g * out * float("-inf"))
+            elif a is None:
                 import math
-                gb = g * out * (math.log(ctx.sa) if ctx.sa > 0 else float("nan")
-                                if ctx.sa < 0 else float("-inf"))
+                gb = g * out * (math.log(ctx.sa) if ctx.sa > 0 else float("nan"))
             else:
                 # d/db a**b = a**b log a, taken as 0 where a == 0 and b >= 0 (as PyTorch)
                 safe = Where.apply(((a == 0) & (b >= 0)), 1.0, a)
@@ -248,13 +326,30 @@ class Pow(_Builtin):
         return ga, gb
 
 
+def _power(a, b):
+    """carray.power with PyTorch's integer rules: a negative scalar exponent raises
+    RuntimeError; negative elements of an integer exponent tensor give a ** -n truncated
+    (1 for a == 1, +-1 for a == -1, else 0)."""
+    try:
+        return carray.power(a, b)
+    except ValueError as e:
+        if not isinstance(b, carray.Array):
+            raise RuntimeError(str(e)) from None
+    a = a if isinstance(a, carray.Array) else carray.asarray(a, device=b.device)
+    neg = carray.less(b, 0)
+    out = carray.power(a, carray.where(neg, 0, b))
+    sign = carray.where(carray.equal(carray.remainder(b, 2), 1), -1, 1)
+    small = carray.where(carray.equal(a, 1), 1, carray.where(carray.equal(a, -1), sign, 0))
+    return carray.where(neg, small.astype(out.dtype), out)
+
+
 class Maximum(_Builtin):
     """maximum(a, b); the gradient goes to the larger input, split evenly on ties."""
 
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return wrap(carray.maximum(a.data, b.data))
+        return wrap(broadcasting(carray.maximum, a.data, b.data))
 
     @staticmethod
     def backward(ctx, g):
@@ -268,7 +363,7 @@ class Minimum(_Builtin):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return wrap(carray.minimum(a.data, b.data))
+        return wrap(broadcasting(carray.minimum, a.data, b.data))
 
     @staticmethod
     def backward(ctx, g):
@@ -315,10 +410,14 @@ class Where(_Builtin):
 # ---------------------------------------------------------------------------------------------
 
 class Neg(_Builtin):
-    """-x;  dx = -g."""
+    """-x;  dx = -g. RuntimeError for bool tensors (as PyTorch)."""
 
     @staticmethod
     def forward(ctx, x):
+        if x.data.dtype.kind == "b":
+            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
+                               "If you are trying to invert a mask, use the `~` or "
+                               "`logical_not()` operator instead.")
         return wrap(carray.negative(x.data))
 
     @staticmethod

@@ -94,7 +94,9 @@ class Var(_Builtin):
         (x,) = ctx.saved_tensors
         centred = x - x.mean(dim=ctx.dims, keepdim=True)
         g = _expand_back(g, x.shape, ctx.dims, ctx.keepdim)
-        return g * centred * (2.0 / (ctx.n - ctx.correction)), None, None, None
+        dof = ctx.n - ctx.correction
+        scale = 2.0 / dof if dof else float("inf")  # (nan gradients, as PyTorch)
+        return g * centred * scale, None, None, None
 
 
 class StdSqrt(_Builtin):
@@ -117,7 +119,8 @@ class Prod(_Builtin):
 
     @staticmethod
     def forward(ctx, x, dim, keepdim, dtype):
-        dims = (norm_dim(dim, x.data.ndim),) if dim is not None else tuple(range(x.data.ndim))
+        nd = x.data.ndim
+        dims = norm_dims(norm_dim(dim, nd), nd) if dim is not None else tuple(range(nd))
         ctx.save_for_backward(x)
         ctx.dims, ctx.keepdim, ctx.dim = dims, keepdim, dim
         if dtype is None and x.data.dtype.kind in "biu":
@@ -180,7 +183,9 @@ class AmaxDims(_Builtin):
         return _expand_back(g, x.shape, dims, keep) * mask / count, None, None, None
 
 
-MaxMin = collections.namedtuple("MaxMin", ["values", "indices"])
+# what max(dim) / min(dim) return (torch.return_types.max / .min)
+MaxValues = collections.namedtuple("max", ["values", "indices"])
+MinValues = collections.namedtuple("min", ["values", "indices"])
 
 
 class MaxDim(_Builtin):
@@ -252,10 +257,10 @@ class Softmax(_Builtin):
     @staticmethod
     def forward(ctx, x, dim):
         d = norm_dim(dim, x.data.ndim)
-        a = x.data
+        a = x.data if x.data.ndim else x.data.reshape((1,))  # (a 0-d x: as one element)
         m = carray.max(a, axis=d, keepdims=True) if a.size else a
         e = carray.exp(carray.subtract(a, m))
-        out = wrap(carray.divide(e, carray.sum(e, axis=d, keepdims=True)))
+        out = wrap(carray.divide(e, carray.sum(e, axis=d, keepdims=True)).reshape(x.data.shape))
         ctx.save_for_backward(out)
         ctx.d = d
         return out
@@ -272,11 +277,11 @@ class LogSoftmax(_Builtin):
     @staticmethod
     def forward(ctx, x, dim):
         d = norm_dim(dim, x.data.ndim)
-        a = x.data
+        a = x.data if x.data.ndim else x.data.reshape((1,))  # (a 0-d x: as one element)
         m = carray.max(a, axis=d, keepdims=True) if a.size else a
         shifted = carray.subtract(a, m)
         lse = carray.log(carray.sum(carray.exp(shifted), axis=d, keepdims=True))
-        out = wrap(carray.subtract(shifted, lse))
+        out = wrap(carray.subtract(shifted, lse).reshape(x.data.shape))
         ctx.save_for_backward(out)
         ctx.d = d
         return out

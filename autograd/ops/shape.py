@@ -329,6 +329,10 @@ class Cat(_Builtin):
         if not tensors:
             raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
         arrays = [t.data for t in tensors]
+        for i, a in enumerate(arrays):
+            if a.ndim == 0:
+                raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                                   f"concatenated")
         nd = max(a.ndim for a in arrays)
         d = norm_dim(dim, nd)
         # PyTorch skips 1-d empty tensors in cat (legacy behaviour)

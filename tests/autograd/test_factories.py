@@ -180,3 +180,16 @@ def test_device_argument():
     assert t.device == "cpu"
     t = autograd.tensor([1.0], device="cpu")
     assert t.to("cpu") is t and t.cpu() is t
+
+
+def test_factory_errors_and_dtypes_as_torch():
+    assert autograd.randint(0, 5, (3,), dtype=autograd.float32).dtype == autograd.float32
+    with pytest.raises(RuntimeError):
+        autograd.randperm(-1)
+    with pytest.raises(RuntimeError, match="non-negative"):
+        autograd.linspace(0, 1, -1)
+    with pytest.raises(RuntimeError):
+        autograd.eye(-1)
+    assert autograd.arange(1, 2.5, dtype=autograd.int64).tolist() == [1]  # bounds truncated
+    with pytest.raises(ValueError, match="nonzero"):
+        autograd.arange(0, 1, 0.5, dtype=autograd.int64)

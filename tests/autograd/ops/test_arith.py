@@ -330,3 +330,91 @@ def test_against_torch_random_expression():
     np.testing.assert_allclose(out.item(), tout.item(), rtol=1e-12)
     np.testing.assert_allclose(np.asarray(x.grad.data), tx.grad.numpy(), rtol=1e-10)
     np.testing.assert_allclose(np.asarray(y.grad.data), ty.grad.numpy(), rtol=1e-10)
+
+
+# -- PyTorch's semantics found by the torch comparison audit ----------------------------------
+
+def test_bool_subtraction_and_negation_raise():
+    b = autograd.tensor([True, False])
+    for fn in (lambda: b - b, lambda: b - autograd.tensor([1, 2]), lambda: 1.0 - b,
+               lambda: autograd.ones(2) - True, lambda: -b):
+        with pytest.raises(RuntimeError, match="bool tensor"):
+            fn()
+
+
+def test_broadcast_mismatch_is_runtime_error():
+    with pytest.raises(RuntimeError, match=r"size of tensor a \(2\) must match the size of "
+                                           r"tensor b \(3\) at non-singleton dimension 1"):
+        autograd.ones(4, 2) + autograd.ones(3)
+    with pytest.raises(RuntimeError, match="must match"):
+        autograd.ones(2, requires_grad=True) * autograd.ones(3)
+    with pytest.raises(RuntimeError, match="must match"):
+        autograd.ones(2) == autograd.ones(3)
+    assert (autograd.ones(2) == None) is False  # noqa: E711
+
+
+def test_floordiv_remainder_promote_and_track_grad():
+    a = make_input(np.array([[5.5, -3.0], [7.0, -1.5]]), "transposed")
+    i = autograd.tensor([[2, 3], [4, 5]])
+    assert (a.float() // i).dtype == autograd.float32 and (a.float() % i).dtype == autograd.float32
+    assert (a // 2).requires_grad and (a % 2).requires_grad
+    np.testing.assert_array_equal((2.5 % a).detach().numpy(), np.mod(2.5, a.detach().numpy()))
+    np.testing.assert_array_equal((7 // i).numpy(), 7 // i.numpy())
+    b = make_input(np.array([2.0, -0.75]), "contiguous")
+    check_op(lambda x, y: x % y, np.mod, (3, 2), np.array([1.3, -0.7]))
+    (a % b).sum().backward()
+    np.testing.assert_allclose(b.grad.numpy(), -np.floor(a.detach().numpy() / [2.0, -0.75]).sum(0))
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        i // autograd.tensor([1, 0])
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        i % 0
+
+
+def test_integer_pow_negative_exponents():
+    base = autograd.tensor([1, -1, 2, 0, -1, 3])
+    exp = autograd.tensor([-3, -3, -1, 2, -2, 2])
+    assert (base ** exp).tolist() == [1, -1, 0, 0, 1, 9]
+    assert (2 ** autograd.tensor([-1, 0, 3])).tolist() == [0, 1, 8]
+    with pytest.raises(RuntimeError, match="negative integer powers"):
+        base ** -1
+
+
+def test_pow_gradients_at_zero():
+    x = autograd.tensor([0.0, 0.0, 2.0], dtype=autograd.float64, requires_grad=True)
+    e = autograd.tensor([0.0, 1.0, -1.0], dtype=autograd.float64, requires_grad=True)
+    (x ** e).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 1.0, -0.25])  # not nan at 0 ** 0
+    e2 = autograd.tensor([0.0, 2.0, -1.0], dtype=autograd.float64, requires_grad=True)
+    (0 ** e2).sum().backward()
+    np.testing.assert_array_equal(e2.grad.numpy(), [0.0, 0.0, -np.inf])
+
+
+def test_float_math_of_integers_gives_default_float():
+    i = autograd.tensor([1, 2, 3])
+    for name in ("exp", "log", "sqrt", "sigmoid", "tanh", "sin", "cos", "expm1", "log1p",
+                 "rsqrt", "log2", "log10"):
+        out = getattr(i, name)()
+        assert out.dtype == autograd.float32, name
+        np.testing.assert_allclose(out.numpy(), getattr(autograd.tensor([1.0, 2, 3]), name)()
+                                   .numpy(), rtol=1e-6)
+    assert autograd.logsumexp(i, 0).dtype == autograd.float32
+
+
+def test_clamp_min_max_masked_fill_where_checks():
+    check_op(lambda x: x.clamp_min(0.1), lambda x: np.maximum(x, 0.1), (3, 4))
+    check_op(lambda x: autograd.clamp_max(x, 0.1), lambda x: np.minimum(x, 0.1), (3, 4))
+    i = autograd.tensor([1, 2, 3])
+    filled = i.masked_fill(autograd.tensor([True, False, True]), 2.5)
+    assert filled.dtype == autograd.int64 and filled.tolist() == [2, 2, 2]
+    with pytest.raises(RuntimeError, match="boolean"):
+        autograd.where(i, 1.0, 0.0)
+
+
+def test_round_trunc_isinf_xor():
+    x = autograd.tensor([0.5, 1.5, 2.5, -1.5, 2.4, -2.6, float("inf")])
+    assert x.round().tolist() == [0.0, 2.0, 2.0, -2.0, 2.0, -3.0, float("inf")]
+    assert x.trunc().tolist() == [0.0, 1.0, 2.0, -1.0, 2.0, -2.0, float("inf")]
+    assert x.isinf().tolist() == [False] * 6 + [True]
+    t, f = autograd.tensor([True, True]), autograd.tensor([True, False])
+    assert (t ^ f).tolist() == [False, True]
+    assert 2.5 in x and 3.5 not in x

@@ -252,3 +252,19 @@ def test_setitem_shape_mismatch_raises_runtime_error():
     z = autograd.zeros(3, 4) * 1
     with pytest.raises(RuntimeError):
         z[:, 0] = x.repeat(2)
+
+
+def test_gather_index_select_masked_select():
+    idx = np.array([[0, 1], [2, 3], [3, 3]])
+    check_op(lambda x: x.gather(1, autograd.tensor(idx)),
+             lambda x: np.take_along_axis(x, idx, 1), (3, 4))
+    idx0 = np.array([[0, 2, 1, 0]])
+    check_op(lambda x: autograd.gather(x, 0, autograd.tensor(idx0)),
+             lambda x: np.take_along_axis(x, idx0, 0), (3, 4))
+    sel = np.array([0, 3, 3])
+    check_op(lambda x: x.index_select(1, autograd.tensor(sel)), lambda x: x[:, sel], (3, 4))
+    mask = np.array([True, False, True, True])
+    check_op(lambda x: x.masked_select(autograd.tensor(mask)),
+             lambda x: x[np.broadcast_to(mask, x.shape)], (3, 4))
+    with pytest.raises(RuntimeError):
+        autograd.ones(3, 4).gather(1, autograd.tensor([0, 1]))

@@ -244,3 +244,54 @@ def test_reductions_against_torch():
     tout.backward()
     np.testing.assert_allclose(out.item(), tout.item(), rtol=1e-12)
     np.testing.assert_allclose(np.asarray(x.grad.data), tx.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+# -- PyTorch's semantics found by the torch comparison audit ----------------------------------
+
+@pytest.mark.parametrize("name", ["sum", "mean", "prod", "amax", "var", "std", "logsumexp",
+                                  "softmax", "log_softmax"])
+def test_zero_dim_tensor_accepts_dim_0_and_minus_1(name):
+    x = autograd.tensor(0.7, dtype=autograd.float64, requires_grad=True)
+    for d in (0, -1):
+        out = getattr(x, name)(d)
+        assert out.shape == ()
+    out.backward()
+    assert x.grad.shape == ()
+    with pytest.raises(IndexError):
+        getattr(x, name)(1)
+
+
+def test_var_std_positional_unbiased_and_integer_error():
+    x = make_input(np.array([[1.0, 2.0, 4.0], [3.0, 5.0, 9.0]]), "sliced")
+    v = x.detach().numpy()
+    np.testing.assert_allclose(x.var(False).item(), v.var())
+    np.testing.assert_allclose(x.std(True).item(), v.std(ddof=1))
+    with pytest.raises(RuntimeError, match="floating point"):
+        autograd.tensor([1, 2, 3]).var()
+
+
+def test_var_gradient_without_degrees_of_freedom_is_nan():
+    x = autograd.tensor([1.5], dtype=autograd.float64, requires_grad=True)
+    x.var().backward()  # n - correction == 0: nan (as PyTorch), not ZeroDivisionError
+    assert np.isnan(x.grad.numpy()).all()
+
+
+def test_argmax_errors_and_max_result_type():
+    with pytest.raises(RuntimeError, match="bool"):
+        autograd.tensor([True, False]).argmax()
+    with pytest.raises(IndexError, match="non-zero size"):
+        autograd.zeros(0, 3).argmax(0)
+    with pytest.raises(IndexError, match="numel"):
+        autograd.zeros(0, 3).argmin()
+    assert autograd.tensor(2.0).argmax(0).item() == 0
+    x = autograd.tensor([[1.0, 3.0], [4.0, 2.0]])
+    assert type(x.max(1)).__name__ == "max" and type(x.min(1)).__name__ == "min"
+
+
+def test_all_any_dims_checked():
+    x = autograd.tensor([[True, False], [True, True]])
+    assert x.all((0, 1)).item() is False and x.any(-1).tolist() == [True, True]
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        x.all(2)
+    with pytest.raises(RuntimeError, match="multiple times"):
+        x.any((1, 1))

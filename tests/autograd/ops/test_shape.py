@@ -244,3 +244,28 @@ def test_cat_and_stack_promote_mixed_dtypes_as_pytorch(dtypes, want):
     (y * autograd.arange(5, dtype=autograd.float64)).sum().backward()
     assert x.grad.dtype == autograd.float32
     assert x.grad.tolist() == [2.0, 3.0]
+
+
+# -- ops and checks found missing by the torch comparison audit -------------------------------
+
+def test_mm_bmm_dot_outer():
+    check_op(lambda a, b: autograd.mm(a, b), np.matmul, (3, 4), (4, 2))
+    check_op(lambda a, b: a.bmm(b), np.matmul, (2, 3, 4), (2, 4, 5))
+    check_op(lambda a, b: autograd.dot(a, b), np.dot, (4,), (4,))
+    check_op(lambda a, b: a.outer(b), np.outer, (3,), (2,))
+    with pytest.raises(RuntimeError):
+        autograd.mm(autograd.ones(2, 2, 2), autograd.ones(2, 2))
+    with pytest.raises(RuntimeError):
+        autograd.bmm(autograd.ones(2, 2, 2), autograd.ones(3, 2, 2))
+
+
+def test_unflatten_and_narrow_negative_start():
+    check_op(lambda x: x.unflatten(1, (2, -1)), lambda x: x.reshape(3, 2, 2), (3, 4))
+    check_op(lambda x: x.narrow(-1, -3, 2), lambda x: x[:, 1:3], (3, 4))
+    with pytest.raises(RuntimeError, match="exceeds dimension size"):
+        autograd.ones(3, 4).narrow(1, 3, 2)
+
+
+def test_cat_zero_dim_raises():
+    with pytest.raises(RuntimeError, match="zero-dimensional"):
+        autograd.cat([autograd.tensor(1.0), autograd.tensor(2.0)])
