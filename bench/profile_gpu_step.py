@@ -1,11 +1,14 @@
 """Where a G4 step's time goes on the OpenCL device: every kernel launch and transfer of one
 training step (W7's MLP, W8's CNN at batch 256), each followed by queue.finish() and timed, grouped
-by kernel and call site; plus the step's wall time without the finishes and its launch count.
+by kernel and call site; the step's wall time without the finishes and its launch count; and
+where the host's time goes in the MLP's step (cProfile, by own time).
 
     PYTHONPATH=. python bench/profile_gpu_step.py [out.txt]
 """
 import collections
+import cProfile
 import os
+import pstats
 import sys
 import time
 import traceback
@@ -81,6 +84,14 @@ def run(name, model, out):
           f"serialised kernels sum {total * 1e3:.3f} ms", file=out)
     for (k, g, l, site), (n, t) in sorted(stats.items(), key=lambda kv: -kv[1][1]):
         print(f"{t / reps * 1e6:9.1f} us  x{n // reps:<3} {k:<14} g={g} l={l}  {site}", file=out)
+    if name == "mlp":
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(50):
+            step()
+        prof.disable()
+        print(f"-- {name}: host time by function, 50 steps (cProfile)", file=out)
+        pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(40)
 
 
 def main():

@@ -33,11 +33,14 @@ threads queue for the GIL (50x slower on a loaded machine).
 Pooling runs one (H x W) plane per iteration of a parallel loop over the N * C planes; 2x2 max
 pooling with stride 2 (the common case) has its own branch-free loop.
 
-Sections: helpers; convolution; pooling.
+Softmax cross entropy runs one row at a time: its max, the exponentials (kept as the softmax for
+the gradient), and -log softmax at the row's target, with the sum over rows in double.
+
+Sections: helpers; convolution; pooling; softmax cross entropy.
 """
 
 from cython.parallel cimport prange, threadid
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, NAN, exp, log
 from libc.stdint cimport int64_t
 from libc.string cimport memcpy, memset
 
@@ -1020,3 +1023,130 @@ def _set_col_budget(Py_ssize_t nbytes):
     prev = COL_BUDGET
     COL_BUDGET = nbytes
     return prev
+
+
+# ---------------------------------------------------------------------------------------------
+# softmax cross entropy
+# ---------------------------------------------------------------------------------------------
+
+cdef Py_ssize_t _softmax_nll_rows(const real* x, const int64_t* t, real* p, real* loss,
+                                  Py_ssize_t M, Py_ssize_t C, int64_t ignore,
+                                  double* total, Py_ssize_t* count) noexcept nogil:
+    """p = softmax of each row of x (M x C, C >= 1), loss[i] = logsumexp(x[i]) - x[i, t[i]]
+    (when loss is not NULL; 0 for rows whose target is ignore), *total = their sum, *count =
+    the rows counted. Returns the first row whose target is outside [0, C), or -1."""
+    cdef Py_ssize_t i, c
+    cdef int64_t ti
+    cdef real m, s, li
+    cdef const real* row
+    cdef real* prow
+    total[0] = 0
+    count[0] = 0
+    for i in range(M):
+        row = x + i * C
+        prow = p + i * C
+        ti = t[i]
+        if ti != ignore and (ti < 0 or ti >= C):
+            return i
+        m = row[0]
+        for c in range(1, C):
+            if row[c] > m or row[c] != row[c]:
+                m = row[c]
+        s = 0
+        for c in range(C):
+            prow[c] = exp(row[c] - m)
+            s = s + prow[c]
+        for c in range(C):
+            prow[c] = prow[c] / s
+        li = 0
+        if ti != ignore:
+            li = log(s) + m - row[ti]
+            count[0] += 1
+        if loss != NULL:
+            loss[i] = li
+        total[0] += li
+    return -1
+
+
+def softmax_nll(Array x, Array t, int64_t ignore_index, str reduction):
+    """(loss, probs, count) of softmax cross entropy over the rows of x (M, C >= 1) at int64
+    targets t (M,), both C-contiguous: loss per row ('none'), summed ('sum') or summed over the
+    count of rows whose target is not ignore_index ('mean'; NaN when none); count a 0-d array
+    (None for 'none'). IndexError for a target outside [0, C) other than ignore_index."""
+    cdef int dt = x.dtype_num
+    cdef Py_ssize_t M, C, bad, count
+    cdef double total
+    cdef Array probs, loss, cnt = None
+    cdef bint per_row = reduction == "none"
+    if dt != FLOAT32 and dt != FLOAT64 or x.ndim != 2 or x.shape_[1] < 1:
+        raise ValueError("carray.nn internal: softmax_nll needs a 2-d float array with columns")
+    M, C = x.shape_[0], x.shape_[1]
+    _check(x, "input", dt, (M, C))
+    _check(t, "target", INT64, (M,))
+    probs = new_array(2, x.shape_, dt)
+    loss = new_array(1 if per_row else 0, x.shape_, dt)
+    if dt == FLOAT32:
+        with nogil:
+            bad = _softmax_nll_rows(<const float*>x.data, <const int64_t*>t.data,
+                                    <float*>probs.data, <float*>loss.data if per_row else NULL,
+                                    M, C, ignore_index, &total, &count)
+    else:
+        with nogil:
+            bad = _softmax_nll_rows(<const double*>x.data, <const int64_t*>t.data,
+                                    <double*>probs.data, <double*>loss.data if per_row else NULL,
+                                    M, C, ignore_index, &total, &count)
+    if bad >= 0:
+        raise IndexError(f"Target {(<const int64_t*>t.data)[bad]} is out of bounds.")
+    if not per_row:
+        if reduction == "mean":
+            total = total / count if count else NAN
+        loss.fill(total)
+        cnt = new_array(0, x.shape_, dt)
+        cnt.fill(count)
+    return loss, probs, cnt
+
+
+cdef void _softmax_nll_grad_rows(real* gx, const real* p, const int64_t* t, Py_ssize_t M,
+                                 Py_ssize_t C, int64_t ignore, const real* g, Py_ssize_t gstep,
+                                 real divisor) noexcept nogil:
+    cdef Py_ssize_t i, c
+    cdef int64_t ti
+    cdef real s
+    for i in range(M):
+        ti = t[i]
+        s = g[i * gstep] / divisor if ti != ignore and 0 <= ti < C else 0
+        for c in range(C):
+            gx[i * C + c] = p[i * C + c] * s
+        if ti != ignore and 0 <= ti < C:
+            gx[i * C + ti] = (p[i * C + ti] - 1) * s
+
+
+def softmax_nll_grad(Array probs, Array t, Array g, object count, int64_t ignore_index):
+    """(probs - one_hot(t)) * g [/ count] by rows (0 for rows whose target is ignore_index or
+    outside [0, C)); probs (M, C) and t (M,) C-contiguous, g a 0-d or C-contiguous (M,) array of
+    probs' dtype, count None or a 0-d array."""
+    cdef int dt = probs.dtype_num
+    cdef Py_ssize_t M, C, gstep
+    cdef double divisor = 1
+    cdef Array gx
+    if dt != FLOAT32 and dt != FLOAT64 or probs.ndim != 2:
+        raise ValueError("carray.nn internal: softmax_nll_grad needs a 2-d float array")
+    M, C = probs.shape_[0], probs.shape_[1]
+    _check(probs, "probs", dt, (M, C))
+    _check(t, "target", INT64, (M,))
+    _check(g, "grad_output", dt, (M,) if g.ndim else ())
+    gstep = 1 if g.ndim else 0
+    if count is not None:
+        divisor = float(count)
+    gx = new_array(2, probs.shape_, dt)
+    if dt == FLOAT32:
+        with nogil:
+            _softmax_nll_grad_rows(<float*>gx.data, <const float*>probs.data,
+                                   <const int64_t*>t.data, M, C, ignore_index,
+                                   <const float*>g.data, gstep, <float>divisor)
+    else:
+        with nogil:
+            _softmax_nll_grad_rows(<double*>gx.data, <const double*>probs.data,
+                                   <const int64_t*>t.data, M, C, ignore_index,
+                                   <const double*>g.data, gstep, divisor)
+    return gx

@@ -3,6 +3,7 @@
     conv2d, conv2d_grad_input, conv2d_grad_weight, conv2d_grad_bias
     max_pool2d, max_pool2d_grad
     avg_pool2d, avg_pool2d_grad
+    softmax_cross_entropy, softmax_cross_entropy_grad
 
 Inputs are carray Arrays of float32 or float64 with any strides (views are made contiguous
 first); all arrays of one call share one dtype. Inputs are (N, C, H, W), or (C, H, W) for one
@@ -16,7 +17,9 @@ them), TypeError for arguments of the wrong type, ValueError for sequences of th
 and RuntimeError for groups != 1 (grouped convolution is not supported).
 
 The kernels are in carray/_nn.pyx: convolution is im2col + GEMM (one image, or a few small
-ones, per GEMM), pooling a loop per plane, both across threads with the GIL released.
+ones, per GEMM), pooling a loop per plane, both across threads with the GIL released; softmax
+cross entropy one pass over the rows (one kernel launch on the device for the loss and one for
+its gradient, where composing it from elementwise ops and reductions takes about twenty).
 """
 
 import operator
@@ -34,6 +37,8 @@ __all__ = [
     "conv2d_grad_weight",
     "max_pool2d",
     "max_pool2d_grad",
+    "softmax_cross_entropy",
+    "softmax_cross_entropy_grad",
 ]
 
 _FLOATS = ("float32", "float64")
@@ -489,3 +494,72 @@ def avg_pool2d_grad(grad_output, input_shape, kernel_size, stride=None, padding=
                                                 bool(count_include_pad),
                                                 _avg_divisor(op, divisor_override))
     return _unbatch(gin, unbatched)
+
+
+# ---------------------------------------------------------------------------------------------
+# softmax cross entropy
+# ---------------------------------------------------------------------------------------------
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _targets(target, m, op):
+    """target checked to be an int64 (m,) Array, C-contiguous."""
+    if not isinstance(target, Array):
+        raise TypeError(f"{op}(): argument 'target' must be a carray.Array, "
+                        f"not {type(target).__name__}")
+    if target.dtype.name != "int64":
+        raise RuntimeError(f"{op}(): target must be int64 class indices, got "
+                           f"{target.dtype.name}")
+    if target.shape != (m,):
+        raise RuntimeError(f"{op}(): target of size {_size(target.shape)} does not fit an input "
+                           f"of {m} rows (expected size [{m}])")
+    return target if target.is_contiguous() else ascontiguousarray(target)
+
+
+def softmax_cross_entropy(input, target, ignore_index=-100, reduction="mean"):
+    """Cross entropy of the softmax of each row of input (M, C) at int64 class targets (M,):
+    loss_i = logsumexp(input[i]) - input[i, target[i]], 0 for rows whose target is ignore_index.
+
+    Returns (loss, probs, count): loss per row (M,) for reduction 'none', else a 0-d array of
+    their sum ('sum') or of the sum over the number of counted rows ('mean'; NaN when none);
+    probs = softmax(input) by rows (for the gradient); count the 0-d number of counted rows
+    (None for 'none'). Raises IndexError for a target outside [0, C) that is not ignore_index
+    (on the OpenCL device at the next read from the device, as the check runs there),
+    RuntimeError for shapes or dtypes that do not fit, ValueError for an unknown reduction or
+    C == 0."""
+    op = "softmax_cross_entropy"
+    x = _array(input, "input", op)
+    if x.ndim != 2:
+        raise RuntimeError(f"{op}(): input must be 2-d (rows, classes), got size {_size(x.shape)}")
+    if x.shape[1] == 0:
+        raise ValueError(f"{op}(): input has no classes (size {_size(x.shape)})")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction!r} is not a valid value for reduction")
+    t = _targets(target, x.shape[0], op)
+    return _kernels(op, x, t).softmax_nll(x, t, _int(ignore_index, "ignore_index", op),
+                                          reduction)
+
+
+def softmax_cross_entropy_grad(probs, target, grad_output, count=None, ignore_index=-100):
+    """Gradient of softmax_cross_entropy with respect to its input: by rows,
+    (probs - one_hot(target)) * grad_output / count, 0 for rows whose target is ignore_index.
+
+    grad_output is 0-d (reductions 'sum' and 'mean') or (M,) ('none'); count is
+    softmax_cross_entropy's count for 'mean', None otherwise. Raises RuntimeError for shapes or
+    dtypes that do not fit."""
+    op = "softmax_cross_entropy_grad"
+    p = _array(probs, "probs", op)
+    if p.ndim != 2:
+        raise RuntimeError(f"{op}(): probs must be 2-d (rows, classes), got size {_size(p.shape)}")
+    t = _targets(target, p.shape[0], op)
+    g = _array(grad_output, "grad_output", op, p.dtype.name)
+    if g.shape not in ((), (p.shape[0],)):
+        raise RuntimeError(f"{op}(): grad_output of size {_size(g.shape)} does not fit "
+                           f"{p.shape[0]} rows (expected size [] or [{p.shape[0]}])")
+    if count is not None:
+        count = _array(count, "count", op, p.dtype.name)
+        if count.shape != ():
+            raise RuntimeError(f"{op}(): count must be 0-d, got size {_size(count.shape)}")
+    return _kernels(op, p, t, g, count).softmax_nll_grad(
+        p, t, g, count, _int(ignore_index, "ignore_index", op))

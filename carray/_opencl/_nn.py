@@ -1,11 +1,13 @@
 """carray.nn's kernels on the device, with the signatures of carray/_nn.pyx (carray/nn.py
 validates the arguments and calls one or the other): convolution as im2col + GEMM (its input
-gradient as GEMM + col2im), pooling and pooling gradients as direct kernels (nn.cl)."""
+gradient as GEMM + col2im), pooling and pooling gradients as direct kernels (nn.cl), softmax
+cross entropy and its gradient as one kernel each (loss.cl)."""
 
 import struct
 
 from carray._opencl import _cache
 from carray._opencl._elementwise import launch
+from carray._opencl._runtime import runtime
 
 NAMES = ("im2col", "col2im", "max_pool", "max_grad", "avg_pool", "avg_grad")
 
@@ -26,8 +28,9 @@ def _scatter_kernel(t):
                          "long")
 
 
-_bad = None            # the device flag max_scatter sets for an index outside its plane
-_bad_pending = []      # the input shapes of max_pool2d_grad calls not checked yet
+_bad = None            # the device flag kernels set for a bad index (the value says which kernel)
+_bad_pending = {}      # flag value -> the IndexError message it stands for, for calls not checked yet
+BAD_POOL_INDEX, BAD_TARGET = 1, 2
 
 
 def _bad_flag():
@@ -38,21 +41,26 @@ def _bad_flag():
     return _bad
 
 
+def _expect_check(code, message):
+    """Note that a kernel just queued sets the flag to `code` on a bad index: the next read from
+    the device then raises IndexError(message)."""
+    _bad_pending[code] = message
+
+
 def check_pending():
-    """Raise the IndexError of a max_pool2d_grad whose indices fell outside their plane, when
-    one ran since the last check. Called after each download (the queue has drained): the
-    gradient kernel checks on the device and the verdict is read with the next host read,
-    rather than waiting for the queue on every call."""
+    """Raise the IndexError of a kernel that found a bad index (a max_pool2d_grad index outside
+    its plane, a cross-entropy target outside its classes), when one ran since the last check.
+    Called after each download (the queue has drained): the kernels check on the device and the
+    verdict is read with the next host read, rather than waiting for the queue on every call."""
     if not _bad_pending:
         return
-    shapes = list(_bad_pending)
+    messages = dict(_bad_pending)
     _bad_pending.clear()
-    if _bad.to("cpu").item():
+    code = _bad.to("cpu").item()
+    if code:
         _bad.fill(0)
-        H, W = shapes[-1][2:]
-        raise IndexError(f"max_pool2d_grad: an index is out of bounds for an input plane of "
-                         f"{H}x{W} = {H * W} elements (found on the device; reported at the "
-                         f"next read from it)")
+        raise IndexError(messages.get(code, "an index is out of bounds") + " (found on the "
+                         "device; reported at the next read from it)")
 
 
 def _geom(N, C, H, W, Ho, Wo, kernel, stride, padding, dilation):
@@ -165,7 +173,8 @@ def max_pool2d_backward(gout, idx, input_shape):
         g = _geom(N, C, H, W, gout.shape[2], gout.shape[3], (1, 1), (1, 1), (0, 0), (1, 1))
         launch(scatter, gout.size, [gin._cl()[0], gout._cl()[0], idx._cl()[0], g,
                                     _bad_flag()._cl()[0]])
-        _bad_pending.append(input_shape)
+        _expect_check(BAD_POOL_INDEX, f"max_pool2d_grad: an index is out of bounds for an "
+                      f"input plane of {H}x{W} = {HW} elements")
         return gin
     if idx.size and bool(((idx < -1) | (idx >= HW)).any()):
         bad = idx[(idx < -1) | (idx >= HW)][0].item()
@@ -201,3 +210,57 @@ def avg_pool2d_backward(gout, input_shape, kernel, stride, padding, count_includ
         launch(_kernels(gout.dtype.num)[5], gin.size,
                [gin._cl()[0], gout._cl()[0], g, _i(int(count_include_pad)), _q(divisor)])
     return gin
+
+
+def _loss_kernels(t):
+    wg = runtime().max_group
+    return _cache.kernel(("loss", t, wg), ("softmax_nll", "softmax_nll_grad"),
+                         lambda: _cache.render("loss.cl", t=_cache.CL_TYPES[t], wg=wg),
+                         "long", t == _cache.FLOAT64)
+
+
+_NLL_MODES = {"none": 0, "sum": 1, "mean": 2}
+
+
+def softmax_nll(x, target, ignore_index, reduction):
+    """(loss, probs, count) of softmax cross entropy over the rows of x (M, C) at target (M,),
+    in one launch (the sums in one work group). A target outside [0, C) raises IndexError at
+    the next read from the device."""
+    M, C = x.shape
+    mode = _NLL_MODES[reduction]
+    probs = _empty((M, C), x.dtype)
+    loss = _empty((M,) if mode == 0 else (), x.dtype)
+    count = _empty((), x.dtype) if mode else None
+    knl = _loss_kernels(x.dtype.num)[0]
+    if M == 0:
+        if mode:
+            loss.fill(float("nan") if mode == 2 else 0.0)
+            count.fill(0)
+    else:
+        x = x if x.flags.c_contiguous else x.copy()
+        xbuf, xoff = x._cl()[:2]
+        tbuf, toff = target._cl()[:2]
+        items = M if mode == 0 else runtime().max_group
+        launch(knl, max(items, 1),
+               [loss._cl()[0], (loss if count is None else count)._cl()[0], probs._cl()[0], xbuf,
+                _q(xoff), tbuf, _q(toff), _q(M), _q(C), _q(ignore_index), _i(mode),
+                _bad_flag()._cl()[0]],
+               None if mode == 0 else runtime().max_group)
+        _expect_check(BAD_TARGET, f"cross_entropy: a target is out of bounds for {C} classes")
+    return loss, probs, count
+
+
+def softmax_nll_grad(probs, target, grad_output, count, ignore_index):
+    """(probs - one_hot(target)) * grad_output [/ count] by rows, 0 for rows not counted."""
+    M, C = probs.shape
+    gx = _empty((M, C), probs.dtype)
+    if gx.size:
+        knl = _loss_kernels(probs.dtype.num)[1]
+        tbuf, toff = target._cl()[:2]
+        gbuf, goff = grad_output._cl()[:2]
+        gstep = grad_output.strides[0] // grad_output.itemsize if grad_output.ndim else 0
+        launch(knl, gx.size,
+               [gx._cl()[0], probs._cl()[0], tbuf, _q(toff), _q(M), _q(C), _q(ignore_index),
+                gbuf, _q(goff), _q(gstep), (count if count is not None else grad_output)._cl()[0],
+                _i(count is not None)])
+    return gx

@@ -25,7 +25,7 @@ def download(a):
         rt.cl.enqueue_copy(rt.queue, memoryview(host).cast("B"), buf,
                            src_offset=off * a.itemsize, is_blocking=True)
     if _nn._bad_pending:
-        _nn.check_pending()          # a max_pool2d_grad's index check, read now the queue drained
+        _nn.check_pending()          # kernels' index checks, read now the queue has drained
     return host
 
 

@@ -705,3 +705,141 @@ def test_against_torch():
             np.testing.assert_allclose(nn.avg_pool2d_grad(ca.array(ga), x.shape, k, s, pp, ceil,
                                                           cip), tx.grad.numpy(), rtol=1e-12,
                                        atol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------
+# softmax cross entropy
+# ---------------------------------------------------------------------------------------------
+
+def ref_softmax_nll(x, t, ignore, reduction):
+    """(loss, probs, count) in float64 with NumPy: logsumexp - the target's logit by rows."""
+    x = np.asarray(x, np.float64)
+    m = x.max(axis=1, keepdims=True)
+    e = np.exp(x - m)
+    s = e.sum(axis=1, keepdims=True)
+    counted = t != ignore
+    picked = x[np.arange(len(t)), np.where(counted, t, 0)]
+    per_row = np.where(counted, np.log(s[:, 0]) + m[:, 0] - picked, 0.0)
+    count = counted.sum()
+    if reduction == "none":
+        return per_row, e / s, None
+    total = per_row.sum()
+    return (total / count if count else np.nan) if reduction == "mean" else total, e / s, count
+
+
+def ref_softmax_nll_grad(p, t, g, count, ignore):
+    counted = (t != ignore)[:, None]
+    onehot = np.arange(p.shape[1])[None, :] == t[:, None]
+    scale = np.broadcast_to(np.asarray(g, np.float64).reshape(-1, 1) if np.ndim(g) else g,
+                            (len(t), 1)) / (count or 1)   # count 0: no counted rows
+    return np.where(counted, (p - onehot) * scale, 0.0)
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_softmax_cross_entropy(device, reduction, dtype):
+    rng = np.random.default_rng(7)
+    tol = 2e-5 if dtype == "float32" else 1e-12
+    for M, C, layout in [(1, 1, "c"), (5, 3, "c"), (64, 10, "t"), (7, 1000, "s"), (300, 4, "c"),
+                         (0, 3, "c")]:
+        x = (rng.standard_normal((M, C)) * 4).astype(dtype)
+        t = rng.integers(0, C, M)
+        t[::4] = -100                                    # ignored rows
+        if layout == "t":                                # a transposed view
+            xa = on(np.ascontiguousarray(x.T), device).T
+        elif layout == "s":                              # every other column of a wider array
+            wide = np.zeros((M, 2 * C), dtype)
+            wide[:, ::2] = x
+            xa = on(wide, device)[:, ::2]
+        else:
+            xa = on(x, device)
+        loss, probs, count = nn.softmax_cross_entropy(xa, on(t, device), reduction=reduction)
+        rl, rp, rc = ref_softmax_nll(x, t, -100, reduction)
+        np.testing.assert_allclose(np.asarray(loss.to("cpu")), rl, rtol=tol, atol=tol)
+        np.testing.assert_allclose(np.asarray(probs.to("cpu")), rp, rtol=tol, atol=tol)
+        assert loss.dtype.name == dtype and probs.shape == (M, C)
+        assert (count is None) == (reduction == "none")
+        if count is not None:
+            assert count.shape == () and count.item() == rc
+        g = rng.standard_normal(M if reduction == "none" else ()).astype(dtype)
+        gx = nn.softmax_cross_entropy_grad(probs, on(t, device), on(g, device),
+                                           count if reduction == "mean" else None)
+        np.testing.assert_allclose(np.asarray(gx.to("cpu")),
+                                   ref_softmax_nll_grad(rp, t, g, rc if reduction == "mean"
+                                                        else None, -100), rtol=tol, atol=tol)
+
+
+def test_softmax_cross_entropy_gradient_is_the_loss_derivative():
+    """Central differences of the float64 'sum' loss against the gradient."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 5))
+    t = np.array([1, -100, 4, 0])
+    loss, probs, _ = nn.softmax_cross_entropy(ca.asarray(x), ca.asarray(t), reduction="sum")
+    gx = np.asarray(nn.softmax_cross_entropy_grad(probs, ca.asarray(t),
+                                                  ca.ones((), dtype="float64")))
+    h = 1e-6
+    for i, j in [(0, 1), (0, 3), (1, 2), (2, 4), (3, 0)]:
+        xp, xm = x.copy(), x.copy()
+        xp[i, j] += h
+        xm[i, j] -= h
+        lp = nn.softmax_cross_entropy(ca.asarray(xp), ca.asarray(t), reduction="sum")[0].item()
+        lm = nn.softmax_cross_entropy(ca.asarray(xm), ca.asarray(t), reduction="sum")[0].item()
+        assert abs((lp - lm) / (2 * h) - gx[i, j]) < 1e-6
+
+
+def test_softmax_cross_entropy_ignore_index_and_no_counted_rows(device):
+    x = on(np.arange(6.0, dtype=np.float32).reshape(2, 3), device)
+    loss, _, count = nn.softmax_cross_entropy(x, on(np.array([2, 1]), device), ignore_index=2)
+    assert count.item() == 1
+    assert abs(loss.item() - (np.log(np.exp([3.0, 4, 5]).sum()) - 4)) < 1e-5
+    loss, _, count = nn.softmax_cross_entropy(x, on(np.array([-100, -100]), device))
+    assert np.isnan(loss.item()) and count.item() == 0
+
+
+def test_softmax_cross_entropy_target_out_of_bounds(device):
+    x = on(np.zeros((3, 4), np.float32), device)
+    for bad in (4, -1):
+        t = on(np.array([0, bad, 1]), device)
+        with pytest.raises(IndexError, match="out of bounds"):
+            loss = nn.softmax_cross_entropy(x, t)[0]
+            loss.to("cpu")           # on the device the check is read with the next read
+    assert nn.softmax_cross_entropy(x, on(np.array([0, 3, 1]), device))[0].to("cpu").item() > 0
+
+
+@pytest.mark.parametrize("call, exc, fragment", [
+    (lambda: nn.softmax_cross_entropy(ca.zeros((2, 3)), ca.zeros(2, dtype="int32")),
+     RuntimeError, "int64"),
+    (lambda: nn.softmax_cross_entropy(ca.zeros((2, 3)), ca.zeros(3, dtype="int64")),
+     RuntimeError, "expected size [2]"),
+    (lambda: nn.softmax_cross_entropy(ca.zeros(3), ca.zeros(3, dtype="int64")),
+     RuntimeError, "2-d"),
+    (lambda: nn.softmax_cross_entropy(ca.zeros((2, 0)), ca.zeros(2, dtype="int64")),
+     ValueError, "no classes"),
+    (lambda: nn.softmax_cross_entropy(ca.zeros((2, 3), dtype="int64"), ca.zeros(2, dtype="int64")),
+     RuntimeError, "float32 or float64"),
+    (lambda: nn.softmax_cross_entropy(ca.zeros((2, 3)), ca.zeros(2, dtype="int64"),
+                                      reduction="avg"), ValueError, "reduction"),
+    (lambda: nn.softmax_cross_entropy_grad(ca.zeros((2, 3)), ca.zeros(2, dtype="int64"),
+                                           ca.zeros(3)), RuntimeError, "grad_output"),
+    (lambda: nn.softmax_cross_entropy_grad(ca.zeros((2, 3)), ca.zeros(2, dtype="int64"),
+                                           ca.zeros((), dtype="float64")), RuntimeError, "dtype"),
+    (lambda: nn.softmax_cross_entropy_grad(ca.zeros((2, 3)), ca.zeros(2, dtype="int64"),
+                                           ca.zeros(()), ca.zeros(1)), RuntimeError, "0-d"),
+])
+def test_softmax_cross_entropy_errors(call, exc, fragment):
+    with pytest.raises(exc) as info:
+        call()
+    assert fragment in str(info.value)
+
+
+def test_softmax_cross_entropy_matches_torch(device):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((33, 7)).astype(np.float32)
+    t = rng.integers(0, 7, 33)
+    t[3] = 5
+    for reduction in ("none", "sum", "mean"):
+        ref = torch.nn.functional.cross_entropy(torch.tensor(x), torch.tensor(t),
+                                                ignore_index=5, reduction=reduction)
+        loss = nn.softmax_cross_entropy(on(x, device), on(t, device), 5, reduction)[0]
+        np.testing.assert_allclose(np.asarray(loss.to("cpu")), ref.numpy(), rtol=1e-5, atol=1e-6)
