@@ -16,6 +16,7 @@ class _BatchNorm(Module):
     running_var (1) and num_batches_tracked (int64 0) buffers when track_running_stats."""
 
     _expected_dims = ()
+    _optional_state = ("num_batches_tracked",)  # older checkpoints lack it (PyTorch keeps ours)
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
                  track_running_stats=True, device=None, dtype=None, *, bias=True):

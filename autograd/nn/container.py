@@ -91,6 +91,33 @@ class Sequential(_Numbered):
         del self[idx]
         return module
 
+    def __add__(self, other):
+        """A new Sequential of self's modules, then other's (ValueError unless other is a
+        Sequential)."""
+        return Sequential(*self, *_sequential(other))
+
+    def __iadd__(self, other):
+        return self.extend(_sequential(other))
+
+    def __mul__(self, times):
+        """A new Sequential of self's modules repeated times (> 0) times."""
+        if not isinstance(times, int) or isinstance(times, bool):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and "
+                            f"{type(times)}")
+        if times <= 0:
+            raise ValueError(f"Non-positive multiplication factor {times} for {type(self)}")
+        return Sequential(*(list(self) * times))
+
+    __rmul__ = __mul__
+
+
+def _sequential(other):
+    """other, when it is a Sequential (ValueError otherwise, as PyTorch's + and +=)."""
+    if not isinstance(other, Sequential):
+        raise ValueError(f"add operator supports only objects of Sequential class, but "
+                         f"{type(other)} is given.")
+    return other
+
 
 class ModuleList(_Numbered):
     """ModuleList(modules=None): a list of modules whose parameters the parent Module sees."""

@@ -70,18 +70,24 @@ class Conv2d(Module):
                 init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):
-        """Padding modes other than 'zeros' pad with F.pad first (NotImplementedError for
-        them with a padding string)."""
+        """Padding modes other than 'zeros' pad with F.pad first."""
         if self.padding_mode == "zeros":
             return F.conv2d(input, self.weight, self.bias, self.stride, self.padding,
                             self.dilation, self.groups)
-        if isinstance(self.padding, str):
-            raise NotImplementedError(f"Conv2d: padding='{self.padding}' with padding_mode="
-                                      f"'{self.padding_mode}' is not supported")
-        ph, pw = self.padding
-        padded = F.pad(input, (pw, pw, ph, ph), mode=self.padding_mode)
+        padded = F.pad(input, self._pad_widths(), mode=self.padding_mode)
         return F.conv2d(padded, self.weight, self.bias, self.stride, 0, self.dilation,
                         self.groups)
+
+    def _pad_widths(self):
+        """F.pad's (left, right, top, bottom) for self.padding; 'same' puts the odd one of
+        dilation * (kernel - 1) on the right/bottom, as PyTorch."""
+        if self.padding == "valid":
+            return (0, 0, 0, 0)
+        if self.padding == "same":
+            th, tw = (d * (k - 1) for d, k in zip(self.dilation, self.kernel_size))
+            return (tw // 2, tw - tw // 2, th // 2, th - th // 2)
+        ph, pw = self.padding
+        return (pw, pw, ph, ph)
 
     def extra_repr(self):
         s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "

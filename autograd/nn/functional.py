@@ -654,27 +654,35 @@ def _t_from_rows(rows, shape):
     return rows.reshape(moved).permute((0, nd - 1) + tuple(range(1, nd - 1)))
 
 
-def _row_scale(g, reduction, divisor, m):
+def _row_scale(g, reduction, tg, m):
     """The gradient reaching each row's loss: g per row ('none'), g ('sum'), g / D ('mean'); a
     carray (M, 1) array or a Python float."""
     if reduction == "none":
         return g.data.reshape((m, 1))
+    if reduction == "mean" and not tg.divisor:
+        return _zero_divisor_scale(tg, m, g.data.dtype)
     if g.data.device != "cpu":  # a 0-d device array: reading it would wait for the queue
-        if reduction == "sum":
-            return g.data
-        return carray.multiply(g.data, 1.0 / divisor) if divisor else \
-            carray.full((), float("nan"), dtype=g.data.dtype, device=g.data.device)
+        return g.data if reduction == "sum" else carray.multiply(g.data, 1.0 / tg.divisor)
     s = g.data.item()
-    if reduction == "sum":
-        return s
-    return s / divisor if divisor else float("nan")
+    return s if reduction == "sum" else s / tg.divisor
 
 
-def _t_row_scale(g, reduction, divisor, m):
+def _zero_divisor_scale(tg, m, dtype):
+    """The row scales of a 'mean' over a zero weight sum: NaN for the counted rows and 0 for the
+    ignored ones (PyTorch's gradient is 0, not NaN, when every target is ignored)."""
+    if tg.valid is None:
+        return float("nan")
+    return carray.where(tg.valid, float("nan"), 0.0).astype(dtype).reshape((m, 1))
+
+
+def _t_row_scale(g, reduction, tg, m):
     """_row_scale for a Tensor g (create_graph): a Tensor (M, 1) or scalar Tensor."""
     if reduction == "none":
         return g.reshape((m, 1))
-    return g / divisor if reduction == "mean" else g
+    if reduction == "mean" and not tg.divisor:
+        return g * wrap(carray.asarray(_zero_divisor_scale(tg, m, g.data.dtype),
+                                       dtype=g.data.dtype, device=g.data.device))
+    return g / tg.divisor if reduction == "mean" else g
 
 
 def _targets_matrix(tg, n_classes, eps, dtype):
@@ -759,16 +767,55 @@ class CrossEntropy(_Fn):
             (x,) = ctx.saved_tensors
             probs = _softmax(_t_as_rows(x), 1)
             a = carray.sum(b, axis=1, keepdims=True)
-            s = _t_row_scale(g, ctx.reduction, tg.divisor, m)
+            s = _t_row_scale(g, ctx.reduction, tg, m)
             gx = (probs * wrap(a) - wrap(b)) * s
             return _t_from_rows(gx, x.shape), None, None, None, None
-        s = _row_scale(g, ctx.reduction, tg.divisor, m)
+        s = _row_scale(g, ctx.reduction, tg, m)
         if tg.c is None and not eps:  # every row has weight 1: a_i = 1
             gx = carray.subtract(p, b)
         else:
             gx = carray.subtract(carray.multiply(p, carray.sum(b, axis=1, keepdims=True)), b)
         carray.multiply(gx, s, out=gx)
         return wrap(_from_rows(gx, ctx.saved_tensors[0].shape)), None, None, None, None
+
+
+class SoftmaxCrossEntropy(_Fn):
+    """cross_entropy's common case (no class weights, no label smoothing) as one carray.nn
+    primitive each way: one kernel launch for the loss and one for its gradient on the device,
+    where CrossEntropy's composition takes about twenty (and reads the targets' range to the
+    host); dx_ic = s_i (softmax(x)_ic - [c == t_i]) for counted rows, 0 for ignored ones."""
+
+    @staticmethod
+    def forward(ctx, x, target, ignore_index, reduction, target_shape):
+        t = target.reshape(-1)
+        loss, probs, count = _cnn.softmax_cross_entropy(_as_rows(x.data, 1), t, ignore_index,
+                                                        reduction)
+        if ctx.needs_input_grad[0]:
+            ctx.save_for_backward(x)
+            ctx.t, ctx.probs, ctx.count = t, probs, count
+            ctx.ignore, ctx.reduction = ignore_index, reduction
+        return wrap(loss.reshape(target_shape) if reduction == "none" else loss)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        m, n_classes = ctx.probs.shape
+        if _state.enabled:  # create_graph: the same gradient from differentiable ops
+            t = carray.expand_dims(ctx.t, 1)
+            counted = wrap(carray.not_equal(t, ctx.ignore).astype(ctx.probs.dtype))
+            onehot = wrap(carray.equal(t, carray.arange(n_classes, device=t.device))
+                          .astype(ctx.probs.dtype))
+            s = g.reshape((m, 1)) if ctx.reduction == "none" else \
+                g / wrap(ctx.count) if ctx.reduction == "mean" else g
+            gx = (_softmax(_t_as_rows(x), 1) * counted - onehot) * s
+            return _t_from_rows(gx, x.shape), None, None, None, None
+        gout = g.data.reshape((m,)) if ctx.reduction == "none" else g.data
+        if gout.dtype != ctx.probs.dtype:
+            gout = gout.astype(ctx.probs.dtype)
+        gx = _cnn.softmax_cross_entropy_grad(ctx.probs, ctx.t, gout,
+                                             ctx.count if ctx.reduction == "mean" else None,
+                                             ctx.ignore)
+        return wrap(_from_rows(gx, x.shape)), None, None, None, None
 
 
 class NLLLoss(_Fn):
@@ -791,9 +838,9 @@ class NLLLoss(_Fn):
     def backward(ctx, g):
         b = _targets_matrix(ctx.tg, ctx.n, 0.0, ctx.dtype)
         if _state.enabled:
-            s = _t_row_scale(g, ctx.reduction, ctx.tg.divisor, ctx.m)
+            s = _t_row_scale(g, ctx.reduction, ctx.tg, ctx.m)
             return _t_from_rows(-(wrap(b) * s), ctx.shape), None, None, None
-        s = _row_scale(g, ctx.reduction, ctx.tg.divisor, ctx.m)
+        s = _row_scale(g, ctx.reduction, ctx.tg, ctx.m)
         carray.multiply(b, -s if isinstance(s, float) else carray.negative(s), out=b)
         return wrap(_from_rows(b, ctx.shape)), None, None, None
 
@@ -823,7 +870,15 @@ def _check_class_input(op, input, target, weight):
         raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes "
                            f"or no classes but got weight tensor of shape: {list(weight.shape)}")
     _check_float(op, input)
+    _check_weight_dtype(input, weight)
     return n_classes
+
+
+def _check_weight_dtype(input, weight):
+    """RuntimeError, as PyTorch, for class weights of another dtype than input's."""
+    if weight is not None and weight.dtype != input.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_type_name(input.dtype)} but found "
+                           f"{scalar_type_name(weight.dtype)}")
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -853,6 +908,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if target.dtype.kind == "f":
         return _cross_entropy_probs(input, target, weight, reduction, eps)
     n_classes = _check_class_input("cross_entropy", input, target, weight)
+    if weight is None and not eps and n_classes:
+        return SoftmaxCrossEntropy.apply(input, target.data, int(ignore_index), reduction,
+                                         target.shape)
     tg = _Targets(target, n_classes, weight, ignore_index)
     return CrossEntropy.apply(input, tg, reduction, eps, target.shape)
 
@@ -1055,7 +1113,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     given, updates them in place: r = (1 - momentum) r + momentum s, with the unbiased variance
     for running_var; evaluation uses the running stats. Raises ValueError for one value per
     channel when training, RuntimeError for missing running stats in evaluation or sizes that
-    do not match C, TypeError for momentum=None (as PyTorch's functional form)."""
+    do not match C or dtypes that differ from input's, TypeError for momentum=None (as
+    PyTorch's functional form)."""
     if input.ndim < 2:
         raise ValueError(f"expected 2D or more input (got {input.ndim}D input)")
     n_channels = input.shape[1]
@@ -1063,6 +1122,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                     ("weight", weight), ("bias", bias)):
         if t is not None and t.numel() != n_channels:
             raise RuntimeError(f"{name} should contain {n_channels} elements not {t.numel()}")
+        if t is not None and t.dtype != input.dtype:
+            raise RuntimeError(f"mixed dtype: all inputs must share same datatype, but {name} "
+                               f"is {scalar_type_name(t.dtype)} and input "
+                               f"{scalar_type_name(input.dtype)}")
     if not isinstance(momentum, numbers.Real):
         raise TypeError(f"batch_norm(): argument 'momentum' must be float, not "
                         f"{type(momentum).__name__}")

@@ -53,6 +53,7 @@ class Module:
 
     training = True
     _next_hook_id = 0
+    _optional_state = ()  # state_dict names that may be absent from a loaded state_dict
 
     def __init__(self, *args, **kwargs):
         if args or kwargs:
@@ -410,21 +411,25 @@ class Module:
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
         """Copy the tensors of state_dict into the parameters and buffers (under no_grad;
-        assign=True puts the given tensors in place instead). Returns (missing_keys,
-        unexpected_keys). RuntimeError listing every problem when strict and keys differ, and
-        always for shape mismatches or non-tensor values. TypeError when state_dict is not a
-        mapping."""
+        assign=True puts the given tensors in place instead); names in a module's
+        _optional_state (BatchNorm's num_batches_tracked) may be absent and keep their value.
+        Returns (missing_keys, unexpected_keys). RuntimeError listing every problem when
+        strict and keys differ, and always for shape mismatches or non-tensor values.
+        TypeError when state_dict is not a mapping."""
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing, errors = [], []
         with no_grad():
-            for key, t in self._state_items():
-                if key not in state_dict:
-                    missing.append(key)
-                    continue
-                err = self._load_one(key, t, state_dict[key], assign)
-                if err:
-                    errors.append(err)
+            for prefix, module in self.named_modules(remove_duplicate=False):
+                dot = prefix + "." if prefix else ""
+                for name, t in module._state_items_local():
+                    key = dot + name
+                    if key in state_dict:
+                        err = self._load_one(key, t, state_dict[key], assign)
+                        if err:
+                            errors.append(err)
+                    elif name not in module._optional_state:
+                        missing.append(key)
         unexpected = self._unexpected_keys(state_dict)
         if strict:
             if unexpected:

@@ -50,9 +50,11 @@ class Optimizer:
 
     def add_param_group(self, param_group):
         """Append a group ({'params': [...], hyperparameter overrides}); missing
-        hyperparameters take the defaults. TypeError for non-tensor or unordered params,
-        ValueError for non-leaf tensors, a missing required value, or a parameter that is
-        already in another group."""
+        hyperparameters take the defaults. (name, tensor) pairs (named_parameters()) put the
+        names in the group's 'param_names', as PyTorch: all groups with names or none.
+        TypeError for non-tensor or unordered params, ValueError for non-leaf tensors, a
+        missing required value, a parameter that is already in another group, or names given
+        for some params or groups only."""
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {_typename(param_group)}")
         params = param_group["params"]
@@ -64,6 +66,11 @@ class Optimizer:
                             "Please use a list instead.")
         else:
             params = list(params)
+        names = [p[0] for p in params if isinstance(p, tuple)]  # from named_parameters()
+        params = [p[1] if isinstance(p, tuple) else p for p in params]
+        if names and len(names) != len(params):
+            raise ValueError("all optimizer params should be with/without names. Some param "
+                             "names are missing")
         for p in params:
             if not isinstance(p, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is "
@@ -71,6 +78,13 @@ class Optimizer:
             if not p.is_leaf:
                 raise ValueError("can't optimize a non-leaf Tensor")
         group = dict(param_group, params=params)
+        if names:
+            group["param_names"] = names
+        if self.param_groups and ("param_names" in group) != ("param_names" in
+                                                              self.param_groups[0]):
+            kind = "with" if "param_names" in group else "without"
+            raise ValueError(f"all optimizer param groups should be with/without names. cannot "
+                             f"add param group {kind} names to the optimizer")
         for name, default in self.defaults.items():
             if default is required and name not in group:
                 raise ValueError("parameter group didn't specify a value of required "
@@ -156,8 +170,12 @@ class Optimizer:
             else:
                 state[key] = value
         self.state = state
-        self.param_groups = [dict(saved, params=mine["params"])
-                             for mine, saved in zip(self.param_groups, saved_groups)]
+        groups = []
+        for mine, saved in zip(self.param_groups, saved_groups):
+            groups.append(dict(saved, params=mine["params"]))
+            if "param_names" in mine:
+                groups[-1].setdefault("param_names", mine["param_names"])
+        self.param_groups = groups
 
     def __repr__(self):
         text = type(self).__name__ + " ("

@@ -412,8 +412,15 @@ def test_cross_entropy_huge_logits_and_empty_mean():
     np.testing.assert_allclose(x.grad.numpy(), expected, atol=1e-7)
     assert np.isfinite(F.cross_entropy(tensor(logits), tensor(target), label_smoothing=0.1,
                                        reduction="none").numpy()).all()
-    # every target ignored: the mean is 0 / 0
-    assert math.isnan(F.cross_entropy(tensor(logits), tensor(np.full(3, -100))).item())
+    # every target ignored: the mean is 0 / 0, but the gradient is 0 (as PyTorch's)
+    for loss_fn in (lambda x, t: F.cross_entropy(x, t, label_smoothing=0.1), F.nll_loss):
+        x = tensor(logits, True)
+        loss = loss_fn(x, tensor(np.full(3, -100)))
+        assert math.isnan(loss.item())
+        loss.backward()
+        np.testing.assert_array_equal(x.grad.numpy(), np.zeros((3, 3)))
+        (grad,) = autograd.grad(loss_fn(x, tensor(np.full(3, -100))), x, create_graph=True)
+        np.testing.assert_array_equal(grad.detach().numpy(), np.zeros((3, 3)))
 
 
 def test_cross_entropy_double_backward():
@@ -437,6 +444,9 @@ def test_class_loss_errors():
         F.nll_loss(x, tensor(np.array([0, 1, 2, 0], dtype=np.int32)))
     with pytest.raises(RuntimeError, match="weight tensor"):
         F.cross_entropy(x, tensor(np.array([0, 1, 2, 0])), weight=autograd.ones(4))
+    for loss_fn in (F.cross_entropy, F.nll_loss):
+        with pytest.raises(RuntimeError, match="expected scalar type Float but found Double"):
+            loss_fn(x, tensor(np.array([0, 1, 2, 0])), weight=autograd.ones(3).double())
     with pytest.raises(RuntimeError, match="label_smoothing"):
         F.cross_entropy(x, tensor(np.array([0, 1, 2, 0])), label_smoothing=1.5)
     with pytest.raises(ValueError, match="reduction"):
@@ -602,6 +612,12 @@ def test_batch_norm_double_backward_and_errors():
         F.batch_norm(autograd.randn(2, 3), None, None)
     with pytest.raises(RuntimeError, match="3 elements not 4"):
         F.batch_norm(autograd.randn(2, 3), autograd.zeros(4), autograd.ones(4), training=True)
+    x64 = autograd.randn(2, 3, dtype=autograd.float64)
+    for training in (True, False):  # PyTorch refuses to mix float32 and float64
+        with pytest.raises(RuntimeError, match="mixed dtype"):
+            F.batch_norm(x64, autograd.zeros(3), autograd.ones(3), training=training)
+        with pytest.raises(RuntimeError, match="mixed dtype"):
+            F.batch_norm(x64, x64[0], x64[0], autograd.ones(3), training=training)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -237,6 +237,8 @@ def test_against_pytorch():
 @pytest.mark.parametrize("kw", [dict(padding=1, padding_mode="reflect"),
                                 dict(padding=2, padding_mode="circular"), dict(groups=2),
                                 dict(padding="same", dilation=2),
+                                dict(padding="same", padding_mode="reflect", dilation=(1, 2)),
+                                dict(padding="valid", padding_mode="circular"),
                                 dict(stride=2, padding=(1, 0), bias=False)])
 def test_conv2d_options_against_pytorch(kw):
     torch = pytest.importorskip("torch")

@@ -198,6 +198,18 @@ def test_load_state_dict_strict_errors():
     assert res.unexpected_keys == ["nope.weight", "fc1.extra"]
 
 
+def test_load_state_dict_without_num_batches_tracked():
+    """Checkpoints older than num_batches_tracked load strictly; the count keeps its value (as
+    PyTorch's BatchNorm); other buffers are still required."""
+    m = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+    m(autograd.randn(4, 2))
+    sd = {k: v for k, v in m.state_dict().items() if k != "1.num_batches_tracked"}
+    assert m.load_state_dict(sd).missing_keys == []
+    assert m[1].num_batches_tracked.item() == 1
+    del sd["1.running_var"]
+    assert m.load_state_dict(sd, strict=False).missing_keys == ["1.running_var"]
+
+
 def test_load_state_dict_shape_and_type_errors():
     m = Net()
     sd = m.state_dict()
@@ -338,6 +350,21 @@ def test_sequential():
     assert isinstance(s[0], nn.Identity)
     s.insert(0, a)
     assert s[0] is a and len(s) == 4
+
+
+def test_sequential_add_and_multiply():
+    a, b = nn.Linear(2, 2), nn.ReLU()
+    s = nn.Sequential(a) + nn.Sequential(b)
+    assert list(s) == [a, b] and [n for n, _ in s.named_children()] == ["0", "1"]
+    assert list(2 * nn.Sequential(a, b)) == [a, b, a, b] == list(nn.Sequential(a, b) * 2)
+    s += nn.Sequential(nn.Tanh())
+    assert len(s) == 3 and isinstance(s[2], nn.Tanh)
+    with pytest.raises(ValueError, match="only objects of Sequential"):
+        s + b
+    with pytest.raises(ValueError, match="Non-positive"):
+        s * 0
+    with pytest.raises(TypeError):
+        s * 1.5
 
 
 def test_module_list():

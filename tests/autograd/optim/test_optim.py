@@ -227,6 +227,24 @@ def test_param_groups():
     assert repr(opt).startswith("SGD (\nParameter Group 0\n    dampening: 0\n")
 
 
+def test_named_parameters():
+    """(name, tensor) pairs as PyTorch 2.6+ takes them: the names go to 'param_names'."""
+    m = nn.Linear(2, 1)
+    opt = optim.Adam(m.named_parameters(), lr=0.1)
+    assert opt.param_groups[0]["params"] == [m.weight, m.bias]
+    assert opt.state_dict()["param_groups"][0]["param_names"] == ["weight", "bias"]
+    other = nn.Linear(2, 1)
+    with pytest.raises(ValueError, match="with/without names"):
+        opt.add_param_group({"params": other.parameters()})
+    with pytest.raises(ValueError, match="param names are missing"):
+        optim.SGD([("w", other.weight), other.bias])
+    plain = optim.Adam(m.parameters())
+    plain.load_state_dict(opt.state_dict())
+    assert plain.param_groups[0]["param_names"] == ["weight", "bias"]
+    opt.load_state_dict(optim.Adam(m.parameters()).state_dict())
+    assert opt.param_groups[0]["param_names"] == ["weight", "bias"]
+
+
 def test_zero_grad():
     model = nn.Linear(3, 2)
     opt = optim.Adam(model.parameters())
