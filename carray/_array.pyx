@@ -555,7 +555,7 @@ cdef class Array:
         when `axes` is not a permutation of the dimensions."""
         if len(axes) == 1 and axes[0] is not None and not PyLong_Check(axes[0]) \
                 and not hasattr(axes[0], "__index__"):
-            axes = tuple(axes[0])
+            return _permute(self, tuple(axes[0]))     # a sequence, () included
         if len(axes) == 0 or axes == (None,):
             return _reversed_axes(self)
         return _permute(self, axes)
@@ -649,6 +649,10 @@ cdef class Array:
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d array")
         return (self[i] for i in range(self.shape_[0]))
+
+    def __contains__(self, value):
+        """`value in a`: whether any element equals value ((a == value).any(), as NumPy)."""
+        return bool((self == value).any())
 
     def __getitem__(self, key):
         try:
@@ -919,6 +923,9 @@ cdef class Array:
         return _unary(U_NEG, self, None)
 
     def __pos__(self):
+        if self.dtype_num == BOOL:
+            raise TypeError("ufunc 'positive' did not contain a loop with signature matching "
+                            "types bool (as NumPy: unary + is not defined for bool arrays)")
         return self.copy()
 
     def __abs__(self):

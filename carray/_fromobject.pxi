@@ -46,7 +46,7 @@ cdef void _flatten(object obj, int depth, list shape, list leaves, list state) e
     state = [leaf depth or -1, highest weak kind rank, strong type number or -1].
     """
     cdef Array arr
-    if isinstance(obj, (list, tuple)):
+    if isinstance(obj, (list, tuple, range)):
         if depth >= MAXDIMS:
             raise ValueError(f"maximum supported dimension for an array is {MAXDIMS}")
         n = len(obj)
@@ -232,7 +232,7 @@ cdef Array as_array(object obj, int num):
         return _scalar_array(obj, INT64 if num < 0 else num)
     if isinstance(obj, float) and not hasattr(obj, "dtype"):
         return _scalar_array(obj, FLOAT32 if num < 0 else num)
-    if isinstance(obj, (list, tuple)):
+    if isinstance(obj, (list, tuple, range)):         # range: as NumPy, a sequence of ints
         return _from_sequence(obj, num)
     if isinstance(obj, (str, bytes)):
         raise TypeError(f"cannot make a carray array from {type(obj).__name__} {obj!r}; "

@@ -216,8 +216,9 @@ cdef object _advanced(Array a, tuple key, object value, int mode):
                 nd += 1
                 src += 1
         elif kind == K_INT:
+            # bounds checked now, as NumPy does, even when other index arrays select nothing
             try:
-                idx = _scalar_array(operator.index(k), INT64)
+                idx = _scalar_array(_wrap_index(operator.index(k), a.shape_[src], src), INT64)
             except OverflowError:
                 raise _index_overflow(k) from None
             adv.append((idx, nd, src, entry))
@@ -240,8 +241,9 @@ cdef object _advanced(Array a, tuple key, object value, int mode):
                 vstrides[nd] = 0
                 nd += 1
             else:
+                # NumPy lets a length-0 dim of a boolean index stand for a dim of any length
                 for d in range(idx.ndim):
-                    if idx.shape_[d] != a.shape_[src + d]:
+                    if idx.shape_[d] != a.shape_[src + d] and idx.shape_[d] != 0:
                         raise IndexError(
                             f"boolean index did not match indexed array along axis {src + d}; "
                             f"size of axis is {a.shape_[src + d]} but size of corresponding "

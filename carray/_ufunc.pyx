@@ -9,6 +9,7 @@ checks `out=`, then runs the op's typed 1-d loop through the shared strided driv
 """
 
 import importlib
+import operator
 import os
 
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
@@ -177,10 +178,19 @@ cdef Array _output(object out, int nd, Py_ssize_t* shape, int num, str name,
         raise ValueError(f"{name}: out is on device {o.device!r} but the operands are on "
                          f"{'gpu' if dev is not None else 'cpu'!r}; nothing moves between "
                          f"devices implicitly")
-    if same_kind and not _can_cast_same_kind(num, o.dtype_num):
-        raise TypeError(f"Cannot cast ufunc '{name}' output from dtype('{dtype_of(num).name}') "
-                        f"to dtype('{o.dtype.name}') with casting rule 'same_kind'")
+    if same_kind:
+        _check_out_cast(o, num, name)
     return o
+
+
+cdef int _check_out_cast(object out, int num, str name) except -1:
+    """TypeError (NumPy's UFuncTypeError) when a result of type num cannot be cast to the
+    dtype of `out` (an Array, else nothing to check) with same_kind casting. NumPy checks this
+    before broadcasting, so ops call it before they look at shapes."""
+    if type(out) is Array and not _can_cast_same_kind(num, (<Array>out).dtype_num):
+        raise TypeError(f"Cannot cast ufunc '{name}' output from dtype('{dtype_of(num).name}') "
+                        f"to dtype('{(<Array>out).dtype.name}') with casting rule 'same_kind'")
+    return 0
 
 
 cdef int _run(Array o, Array a, Array b, Array c, int nd, Py_ssize_t* shape, loop1d_t fn,
@@ -261,6 +271,8 @@ cdef object binary(int code, object x, object y, object out):
         # NumPy 2 compares an int array with any Python int by value: widen to int64, or to
         # float64 beyond int64's range
         ct = INT64 if (wx != 1 or _fits(x, INT64)) and (wy != 1 or _fits(y, INT64)) else FLOAT64
+    res_num = BOOL if compare else ct
+    _check_out_cast(out, res_num, name)
     cdef Array dev = None         # a device operand: the op runs on its device
     if wx < 0 and on_gpu(<Array>x) or wy < 0 and on_gpu(<Array>y) or \
             type(out) is Array and on_gpu(<Array>out):
@@ -273,7 +285,6 @@ cdef object binary(int code, object x, object y, object out):
     # a given out takes part in broadcasting: the inputs may broadcast up to its shape
     cdef int nd = _broadcast(a, b, out if type(out) is Array else None, shape) \
         if a.ndim or b.ndim or type(out) is Array else 0
-    res_num = BOOL if compare else ct
     o = _output(out, nd, shape, res_num, name, True, dev)
     if o.dtype_num != res_num:
         o = new_array_on(nd, shape, res_num, dev)
@@ -356,11 +367,12 @@ cdef object unary(int code, object x, object out):
                             "bool")
         elif ct == BOOL and (code == U_SQUARE or code == U_RECIP):
             ct = INT64
+    res_num = BOOL if predicate else ct
+    _check_out_cast(out, res_num, name)
     cdef Array dev = None
     if on_gpu(a) or type(out) is Array and on_gpu(<Array>out):
         dev = _device_operand(name, a, None, out)
     a = _operand(a, -1, ct)
-    res_num = BOOL if predicate else ct
     cdef Py_ssize_t shape[MAXDIMS]
     cdef int nd = _broadcast(a, out, None, shape) if type(out) is Array else a.ndim
     if type(out) is not Array:
@@ -590,12 +602,23 @@ cdef Py_ssize_t _reduced_count(Array a, bint* reduced) noexcept:
     return count
 
 
+cdef bint _zero_d_axis(Array a, object axis) except -1:
+    """True for an integer axis 0 or -1 on a 0-d array: NumPy's ufunc reductions and
+    argmax/argmin accept those (a legacy rule) and reduce over nothing, as axis=None does."""
+    if a.ndim != 0 or axis is None or isinstance(axis, (tuple, list, bool)) \
+            or not hasattr(axis, "__index__"):
+        return False
+    return operator.index(axis) in (0, -1)
+
+
 cdef object _reduce(int op, object x, object axis, object dtype, object out, bint keepdims,
                     bint empty_ok=False):
     """Reduce x with op over axis. max/min of nothing raise ValueError (they have no identity)
     unless empty_ok: any/all give their identity there."""
     cdef Array a = x if type(x) is Array else as_array(x, -1)
     cdef bint reduced[MAXDIMS]
+    if _zero_d_axis(a, axis):
+        axis = None
     _reduced_axes(axis, a.ndim, reduced)
     cdef Py_ssize_t count = _reduced_count(a, reduced)
     cdef int ct = a.dtype_num
@@ -861,26 +884,34 @@ amin = min
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False):
     """Arithmetic mean over `axis`; ints and bools average in float64, float32 stays float32.
-    The mean of nothing is NaN."""
+    The mean of nothing is NaN. An integer dtype= truncates the mean to it, as NumPy."""
     cdef Array x = as_array(a, -1)
     cdef int ct = parse_dtype_num(dtype, x.dtype_num if _kind_rank(x.dtype_num) == 2 else FLOAT64)
     cdef bint reduced[MAXDIMS]
     _reduced_axes(axis, x.ndim, reduced)
     cdef Py_ssize_t count = _reduced_count(x, reduced)
     total = _reduce(R_SUM, x, axis, dtype_of(ct), None, keepdims)
-    result = binary(B_DIV, total, float(count) if count else float("nan"), None)
-    return result if out is None else _finish_into(result, out, "mean")
+    n = float(count) if count else float("nan")
+    if _kind_rank(ct) < 2:
+        # an integer or bool dtype=: NumPy divides in float64, then casts (truncates) to it
+        result = (<Array>binary(B_DIV, total, as_array(n, FLOAT64), None)).astype(dtype_of(ct))
+    else:
+        result = binary(B_DIV, total, n, None)
+    return result if out is None else _finish_into(result, out, "mean", False)
 
 
-cdef object _finish_into(object result, object out, str name):
+cdef object _finish_into(object result, object out, str name, bint same_kind=True):
+    """Copy result into `out` and return out (cast unsafely unless same_kind: NumPy's mean
+    and var write any dtype of out, as reductions do)."""
     cdef Array r = <Array>result
-    o = _output(out, r.ndim, r.shape_, r.dtype_num, name, True, r if on_gpu(r) else None)
+    o = _output(out, r.ndim, r.shape_, r.dtype_num, name, same_kind, r if on_gpu(r) else None)
     copy_into(o, r)
     return out
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    """Variance over `axis`: mean(|x - mean(x)|**2) * n / (n - ddof), two passes (as NumPy)."""
+    """Variance over `axis`: mean(|x - mean(x)|**2) * n / (n - ddof), two passes (as NumPy);
+    inf (NaN where all deviations are 0) when ddof >= n."""
     cdef Array x = as_array(a, -1)
     cdef int ct = parse_dtype_num(dtype, x.dtype_num if _kind_rank(x.dtype_num) == 2 else FLOAT64)
     cdef bint reduced[MAXDIMS]
@@ -889,9 +920,10 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     x = _operand(x, -1, ct)
     centred = binary(B_SUB, x, mean(x, axis, None, None, True), None)
     total = _reduce(R_SUM, binary(B_MUL, centred, centred, None), axis, None, None, keepdims)
+    # NumPy divides by max(n - ddof, 0): inf (or NaN for 0 / 0) when ddof >= n
     dof = count - ddof
-    result = binary(B_DIV, total, float(dof) if dof > 0 else float("nan"), None)
-    return result if out is None else _finish_into(result, out, "var")
+    result = binary(B_DIV, total, float(dof) if dof > 0 else 0.0, None)
+    return result if out is None else _finish_into(result, out, "var", False)
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
@@ -947,6 +979,8 @@ cdef object _arg(object a, object axis, object out, bint keepdims, bint want_max
     cdef str name = "argmax" if want_max else "argmin"
     cdef int ax, d
     cdef Array rows
+    if _zero_d_axis(x, axis):
+        axis = None
     if axis is None:
         rows = x.reshape(-1) if x.ndim != 1 else x
         ax = 0

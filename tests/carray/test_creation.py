@@ -159,6 +159,17 @@ def test_explicit_dtype_for_scalars_and_sequences():
     assert_same(ca.asarray([1.7, -1.7], dtype=int), np.asarray([1.7, -1.7], dtype=np.int64))
 
 
+@pytest.mark.parametrize("obj", [range(4), range(3, -5, -2), [range(2), range(2)],
+                                 (range(2), [1, 2]), [[range(3)]]])
+@pytest.mark.parametrize("dtype", [None, "bool", "int32", "float32", "float64"])
+def test_array_from_ranges(obj, dtype):
+    """range objects are sequences of ints, as NumPy reads them."""
+    assert_same(ca.array(obj, dtype=dtype), np.array(obj, dtype=dtype), strides=False)
+    assert_same(ca.asarray(obj, dtype=dtype), np.asarray(obj, dtype=dtype), strides=False)
+    with pytest.raises(ValueError):
+        ca.array([range(2), range(3)])
+
+
 def test_nested_carray_and_numpy_arrays_in_lists():
     rows = [ca.asarray([1, 2], dtype="int32"), np.asarray([3, 4], dtype=np.int32)]
     assert_same(ca.array(rows), np.array([np.asarray([1, 2], dtype=np.int32), rows[1]]))

@@ -649,6 +649,40 @@ def test_inplace_errors():
     np.testing.assert_array_equal(to_numpy(i32), [1, 2, 3])
 
 
+def test_out_casting_is_checked_before_shapes():
+    """NumPy resolves dtypes (and out='s same_kind cast) before it broadcasts: an out= or
+    in-place target that fails both checks raises the casting TypeError, and so does an integer
+    power with a negative exponent into a bool target."""
+    rng = np.random.default_rng(7)
+    for _ in range(60):
+        d1, d2, od = (str(x) for x in rng.choice(DTYPES, 3))
+        s1 = tuple(int(v) for v in rng.integers(0, 4, rng.integers(0, 3)))
+        s2 = tuple(int(v) for v in rng.integers(0, 4, rng.integers(0, 3)))
+        so = tuple(int(v) for v in rng.integers(0, 4, rng.integers(0, 3)))
+        xn, yn, on_ = random_values(d1, s1, 1), random_values(d2, s2, 2), np.zeros(so, od)
+        for name in ("add", "multiply", "divide", "maximum"):
+            try:
+                with np.errstate(**ERRSTATE):
+                    getattr(np, name)(xn, yn, out=on_)
+            except Exception as e:                   # noqa: BLE001
+                expected = TypeError if isinstance(e, TypeError) else ValueError
+                with pytest.raises(expected):
+                    getattr(ca, name)(ca.array(xn), ca.array(yn), out=ca.array(on_))
+        try:
+            np.exp(xn, out=on_)
+        except Exception as e:                       # noqa: BLE001
+            with pytest.raises(TypeError if isinstance(e, TypeError) else ValueError):
+                ca.exp(ca.array(xn), out=ca.array(on_))
+    i32 = ca.zeros(3, dtype="int32")
+    with pytest.raises(TypeError):
+        i32 += ca.ones((2, 4), dtype="float64")      # NumPy: UFuncTypeError, not a shape error
+    b = ca.array([True, False])
+    with pytest.raises(TypeError):
+        b **= -2                                     # int64 into bool, before the power check
+    with pytest.raises(TypeError):
+        ca.exp(ca.ones(3, dtype="int64"), out=ca.zeros((2,), dtype="int64"))
+
+
 ALL_OPERATORS = dict(BINARY_OPERATORS, **{"and": operator.and_, "or": operator.or_})
 
 
@@ -714,11 +748,32 @@ def test_broadcast_error_names_both_shapes():
 def test_bool_subtract_and_negative_raise():
     b = ca.array([True, False])
     for f in (lambda: b - b, lambda: ca.subtract(b, b), lambda: b - True, lambda: True - b,
-              lambda: -b, lambda: ca.negative(b), lambda: ca.sign(b)):
+              lambda: -b, lambda: ca.negative(b), lambda: ca.sign(b), lambda: +b):
         with pytest.raises(TypeError):
             f()
     # bool with a Python int is an int64 subtraction, as NumPy
     check_values(b - 1, np.array([True, False]) - 1, "int64")
+
+
+def test_unary_plus_copies(device):
+    for dt in ("int32", "int64", "float32", "float64"):
+        n = random_values(dt, (2, 3), 9)
+        a = on(n, device)
+        r = +a
+        check_values(r, +n, dt, device=device)
+        assert r.base is None
+
+
+def test_in_operator_like_numpy(device):
+    """`x in a` is (a == x).any(), for every shape (0-d and empty too) and dtype."""
+    rng = np.random.default_rng(11)
+    for dt in DTYPES:
+        for shape in ((), (0,), (4,), (2, 3), (2, 0, 3)):
+            n = random_values(dt, shape, int(rng.integers(1 << 30)))
+            a = on(n, device)
+            values = [True, 0, 3, -1.5, None] + [v.item() for v in n.reshape(-1)[:2]]
+            for v in values:
+                assert (v in a) == (v in n), (dt, shape, v)
 
 
 def test_integer_negative_power_raises():

@@ -267,6 +267,45 @@ def test_index_errors(key):
     assert_raises_like(lambda: a.__setitem__(key, 0), lambda: n.__setitem__(key, 0))
 
 
+@pytest.mark.parametrize("shape, key", [
+    ((3, 4), (5, [])), ((3, 4), ([], 4)), ((3, 4), ([], -5)), ((0, 2), (0, [])),
+    ((2, 0, 3), (-3, np.zeros(0, bool))), ((4, 0), (np.zeros((2, 0), int), 4)),
+    ((3, 4), (slice(None), [], 9)), ((1, 0, 2), (np.zeros((1, 0), bool), 2)),
+])
+def test_int_out_of_bounds_beside_an_empty_index(shape, key):
+    """An integer in an advanced key is bounds-checked even when the index arrays select
+    nothing (NumPy checks it up front)."""
+    a, n = make_pair("float32", shape, seed=16)
+    assert_raises_like(lambda: a[key], lambda: n[key])
+    assert_raises_like(lambda: a.__setitem__(key, 1), lambda: n.__setitem__(key, 1))
+
+
+@pytest.mark.parametrize("shape, key", [
+    ((3, 1, 2), (Ellipsis, np.zeros(0, bool))), ((3, 4, 5), np.zeros((0, 0), bool)),
+    ((3, 4, 5), np.zeros((3, 0), bool)), ((3, 4), (slice(None), np.zeros(0, bool))),
+    ((3, 4, 5), (np.zeros(0, bool), np.zeros(0, bool))), ((3, 4, 5), np.zeros((3, 4, 0), bool)),
+    ((3, 4, 5), (slice(None), np.zeros((0, 5), bool))),
+])
+def test_empty_boolean_index_dims_match_any_length(shape, key):
+    """A length-0 dim of a boolean index matches a dim of any length (NumPy's rule); its other
+    dims must still match."""
+    a, n = make_pair("int64", shape, seed=17)
+    assert_same(a[key], n[key], strides=False)
+    a[key] = 5
+    n[key] = 5
+    assert same_bits(to_numpy(a), n)
+
+
+@pytest.mark.parametrize("shape, key", [
+    ((2, 3), (np.zeros((0, 7), bool), 1)), ((3, 4, 5), np.zeros((0, 7), bool)),
+    ((3, 4, 5), np.zeros((5, 0), bool)), ((3, 4, 5), np.zeros((3, 0, 9), bool)),
+    ((3, 4, 5), np.zeros((2, 0), bool)),
+])
+def test_empty_boolean_index_mismatch_errors(shape, key):
+    a, n = make_pair("int64", shape, seed=18)
+    assert_raises_like(lambda: a[key], lambda: n[key])
+
+
 def test_duplicate_and_negative_indices():
     a, n = make_pair("int64", (5, 2), seed=16)
     for key in ([0, 0, -1, -5, 4], [[1, -1], [-2, 2]], ([4, -4], [-1, 0])):

@@ -202,8 +202,10 @@ def test_axis_errors():
             assert isinstance(e.value, ValueError) and isinstance(e.value, IndexError)
             with pytest.raises(np.exceptions.AxisError):
                 NP[name](n, axis=axis)
-        with pytest.raises(ca.AxisError):
-            f(ca.array(1.0), axis=0)
+        # a 0-d array: NumPy's ufunc reductions accept axis 0 and -1 (a legacy rule), not more
+        for axis in (1, -2, (0,)):
+            with pytest.raises(ca.AxisError):
+                f(ca.array(1.0), axis=axis)
         for axis in ((0, 0), (1, -1), (0, 1, 0)):
             with pytest.raises(ValueError, match="duplicate"):
                 f(a, axis=axis)
@@ -313,3 +315,86 @@ def test_float_prod_large(device):
     with np.errstate(**ERRSTATE):
         z = np.array([0.0, np.inf], np.float32)
         check_values(ca.prod(on(z, device)), np.prod(z), "float32", device=device)     # nan
+
+
+# -------------------------------------------------------------------------------------------------
+# mean, var, std
+# -------------------------------------------------------------------------------------------------
+
+MOMENTS = {"mean": np.mean, "var": np.var, "std": np.std}
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")   # NumPy: ddof >= n, mean of empty
+@pytest.mark.parametrize("name", list(MOMENTS))
+@gpu_examples(5)
+@given(data=st.data())
+@settings(max_examples=40, deadline=None)
+def test_mean_var_std(name, device, data):
+    """Random views, axes and ddof (ddof >= n included: NumPy divides by max(n - ddof, 0), so
+    inf, or NaN for 0 / 0)."""
+    dt = data.draw(st.sampled_from(DTYPES), label="dtype")
+    shape = data.draw(small_shapes(0, 4), label="shape")
+    a, n = data.draw(operand(dt, shape, device=device), label="x")
+    axis = data.draw(axis_spec(len(shape)), label="axis")
+    keepdims = data.draw(st.booleans(), label="keepdims")
+    kw = {"axis": axis, "keepdims": keepdims}
+    if name != "mean":
+        kw["ddof"] = data.draw(st.integers(0, 3), label="ddof")
+    with np.errstate(**ERRSTATE):
+        ref = np.asarray(MOMENTS[name](n, **kw))
+    r = getattr(ca, name)(a, **kw)
+    check_values(r, ref, ref.dtype, exact=False, rtol=1e-4 if ref.dtype == np.float32 else 1e-9,
+                 atol=1e-4 if ref.dtype == np.float32 else 1e-9, device=device)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_var_std_ddof_at_least_n(device):
+    """NumPy divides by max(n - ddof, 0): inf where the deviations are not all 0, else NaN."""
+    n = np.array([[1.0, 3.0], [2.0, 2.0]], np.float32)
+    a = on(n, device)
+    for ddof in (2, 3):
+        with np.errstate(**ERRSTATE):
+            check_values(ca.var(a, axis=1, ddof=ddof), np.var(n, axis=1, ddof=ddof), "float32")
+            check_values(ca.std(a, ddof=4), np.std(n, ddof=4), "float32")          # [inf]
+            check_values(a.var(axis=0, ddof=ddof), n.var(axis=0, ddof=ddof), "float32")
+
+
+def test_zero_d_reductions_accept_axis_0_and_minus_1(device):
+    """NumPy's ufunc reductions and argmax/argmin take axis 0 or -1 on a 0-d array (reducing
+    over nothing); mean/var/std do not."""
+    for dt in DTYPES:
+        n = random_values(dt, (), 4)
+        a = on(n, device)
+        for axis in (0, -1, np.int64(0)):
+            for name in NAMES + ("argmax", "argmin", "any", "all"):
+                for keepdims in (False, True):
+                    ref = getattr(np, name)(n, axis=axis, keepdims=keepdims)
+                    check_values(getattr(ca, name)(a, axis=axis, keepdims=keepdims), ref,
+                                 np.asarray(ref).dtype)
+            for name in MOMENTS:
+                with pytest.raises(np.exceptions.AxisError):
+                    MOMENTS[name](n, axis=axis)
+                with pytest.raises(ca.AxisError):
+                    getattr(ca, name)(a, axis=axis)
+
+
+def test_mean_integer_dtype_and_out_cast(device):
+    """mean(dtype=<int>) truncates to that dtype; mean and var write any dtype of out (cast
+    unsafely, as NumPy's); std checks out's dtype (sqrt's same_kind rule)."""
+    n = np.arange(24, dtype=np.int64).reshape(4, 6) * 7 - 30
+    a = on(n, device)
+    for dt in ("int32", "int64", "bool", "float32"):
+        ref = np.mean(n, axis=1, dtype=dt)
+        check_values(ca.mean(a, axis=1, dtype=dt), ref, dt)
+    h = n.astype(np.float64) / 3
+    for name in ("mean", "var"):
+        for od in DTYPES:
+            outn = np.zeros(4, od)
+            MOMENTS[name](h, axis=1, out=outn)
+            outa = ca.zeros(4, dtype=od, device=device)
+            assert getattr(ca, name)(on(h, device), axis=1, out=outa) is outa
+            check_values(outa, outn, od)
+    with pytest.raises(TypeError):
+        np.std(h, axis=1, out=np.zeros(4, "int64"))
+    with pytest.raises(TypeError):
+        ca.std(on(h, device), axis=1, out=ca.zeros(4, dtype="int64", device=device))

@@ -276,10 +276,22 @@ def test_transpose_forms():
         assert r.base is a
 
 
-@pytest.mark.parametrize("bad", [(0, 1), (0, 1, 1), (0, 1, 3), (0, 1, -4), (0, 1, 2, 3)])
+@pytest.mark.parametrize("bad", [(0, 1), (0, 1, 1), (0, 1, 3), (0, 1, -4), (0, 1, 2, 3), (),
+                                 []])
 def test_transpose_errors(bad):
     a, n = make_pair("float32", (2, 3, 4))
     assert_raises_like(lambda: a.transpose(bad), lambda: n.transpose(bad))
+    assert_raises_like(lambda: ca.transpose(a, bad), lambda: np.transpose(n, bad))
+    assert_raises_like(lambda: ca.permute_dims(a, bad), lambda: np.permute_dims(n, bad))
+
+
+def test_transpose_empty_axes_of_0d_and_1d():
+    """axes=() is a permutation of a 0-d array's dims only; a 1-d array needs (0,)."""
+    a, n = make_pair("int32", ())
+    assert_same(a.transpose(()), n.transpose(()))
+    b, m = make_pair("int32", (3,))
+    assert_raises_like(lambda: b.transpose(()), lambda: m.transpose(()))
+    assert_same(b.transpose((0,)), m.transpose((0,)))
 
 
 def test_swapaxes_squeeze_expand_dims_errors():
