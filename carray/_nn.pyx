@@ -36,7 +36,7 @@ pooling with stride 2 (the common case) has its own branch-free loop.
 Softmax cross entropy runs one row at a time: its max, the exponentials (kept as the softmax for
 the gradient), and -log softmax at the row's target, with the sum over rows in double.
 
-Sections: helpers; convolution; pooling; softmax cross entropy.
+Sections: helpers; convolution; pooling; softmax cross entropy; SGD's update.
 """
 
 from cython.parallel cimport prange, threadid
@@ -1150,3 +1150,36 @@ def softmax_nll_grad(Array probs, Array t, Array g, object count, int64_t ignore
                                    <const int64_t*>t.data, M, C, ignore_index,
                                    <const double*>g.data, gstep, divisor)
     return gx
+
+
+# ---------------------------------------------------------------------------------------------
+# SGD's update
+# ---------------------------------------------------------------------------------------------
+
+cdef void _sgd_rows(real* p, const real* g, Py_ssize_t n, real lr) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(n):
+        p[i] = p[i] - lr * g[i]
+
+
+def sgd_step(list params, list grads, double lr):
+    """params[k] -= lr * grads[k] in place (the product rounded first, as subtract(p, multiply(g,
+    lr)) computes it), for C-contiguous host arrays, each pair of one float dtype and shape."""
+    cdef Array p, g
+    cdef int dt
+    cdef Py_ssize_t n
+    if len(params) != len(grads):
+        raise ValueError("carray.nn internal: sgd_step needs as many gradients as parameters")
+    for p, g in zip(params, grads):
+        dt = p.dtype_num
+        if dt != FLOAT32 and dt != FLOAT64:
+            raise ValueError("carray.nn internal: sgd_step needs float arrays")
+        _check(p, "param", dt, p.shape)
+        _check(g, "grad", dt, p.shape)
+        n = p.size_c()
+        if dt == FLOAT32:
+            with nogil:
+                _sgd_rows(<float*>p.data, <const float*>g.data, n, <float>lr)
+        else:
+            with nogil:
+                _sgd_rows(<double*>p.data, <const double*>g.data, n, lr)

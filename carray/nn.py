@@ -4,6 +4,7 @@
     max_pool2d, max_pool2d_grad
     avg_pool2d, avg_pool2d_grad
     softmax_cross_entropy, softmax_cross_entropy_grad
+    sgd_step
 
 Inputs are carray Arrays of float32 or float64 with any strides (views are made contiguous
 first); all arrays of one call share one dtype. Inputs are (N, C, H, W), or (C, H, W) for one
@@ -37,6 +38,7 @@ __all__ = [
     "conv2d_grad_weight",
     "max_pool2d",
     "max_pool2d_grad",
+    "sgd_step",
     "softmax_cross_entropy",
     "softmax_cross_entropy_grad",
 ]
@@ -563,3 +565,35 @@ def softmax_cross_entropy_grad(probs, target, grad_output, count=None, ignore_in
             raise RuntimeError(f"{op}(): count must be 0-d, got size {_size(count.shape)}")
     return _kernels(op, p, t, g, count).softmax_nll_grad(
         p, t, g, count, _int(ignore_index, "ignore_index", op))
+
+
+# ---------------------------------------------------------------------------------------------
+# SGD's update
+# ---------------------------------------------------------------------------------------------
+
+def sgd_step(params, grads, lr):
+    """Plain SGD's update of many parameters in place: params[k] -= lr * grads[k], as
+    subtract(p, multiply(g, lr), out=p) computes it, in one pass over each parameter (one
+    kernel launch for up to 16 parameters on the device).
+
+    params and grads are sequences of equally many Arrays, pairwise of one float dtype and shape,
+    all on one device; parameters must be C-contiguous (they are written in place), gradients
+    may be any views. Raises ValueError for sequences of different lengths or a non-contiguous
+    parameter, RuntimeError for dtypes or shapes that do not fit, DeviceMismatchError for
+    arrays on different devices."""
+    op = "sgd_step"
+    params, grads = list(params), list(grads)
+    if len(params) != len(grads):
+        raise ValueError(f"{op}(): got {len(params)} parameters but {len(grads)} gradients")
+    checked = []
+    for k, (p, g) in enumerate(zip(params, grads)):
+        p_ = _array(p, f"params[{k}]", op)
+        if p_ is not p:
+            raise ValueError(f"{op}(): params[{k}] must be C-contiguous (it is updated in place)")
+        g = _array(g, f"grads[{k}]", op, p.dtype.name)
+        if g.shape != p.shape:
+            raise RuntimeError(f"{op}(): grads[{k}] of size {_size(g.shape)} does not match "
+                               f"params[{k}] of size {_size(p.shape)}")
+        checked.append(g)
+    if params:
+        _kernels(op, *params, *checked).sgd_step(params, checked, float(lr))

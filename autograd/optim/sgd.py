@@ -8,6 +8,7 @@ For each parameter p with gradient g (PyTorch's update rule, in place on p.data)
 """
 
 import carray as ca
+from carray import nn as _cnn
 
 from autograd.grad_mode import no_grad
 from autograd.optim.optimizer import Optimizer
@@ -47,6 +48,9 @@ class SGD(Optimizer):
             momentum = group["momentum"]
             dampening = group["dampening"]
             decay = group["weight_decay"]
+            if momentum == 0 and decay == 0 and not group["maximize"]:
+                self._plain_step(group["params"], lr)
+                continue
             for p in group["params"]:
                 if p.grad is None:
                     continue
@@ -64,6 +68,25 @@ class SGD(Optimizer):
                 ca.subtract(p.data, ca.multiply(g, lr), out=p.data)
                 p._vc[0] += 1
         return loss
+
+    @staticmethod
+    def _plain_step(params, lr):
+        """p -= lr * g for every parameter with a gradient, by carray.nn.sgd_step: one pass over
+        each parameter, one kernel launch for many on the device (by device; a parameter that
+        is not C-contiguous is updated by itself)."""
+        by_device = {}
+        for p in params:
+            if p.grad is None:
+                continue
+            if p.data.flags.c_contiguous:
+                pair = by_device.setdefault(p.data.device, ([], []))
+                pair[0].append(p.data)
+                pair[1].append(p.grad.data)
+            else:
+                ca.subtract(p.data, ca.multiply(p.grad.data, lr), out=p.data)
+            p._vc[0] += 1
+        for data, grads in by_device.values():
+            _cnn.sgd_step(data, grads, lr)
 
     def _momentum(self, p, g, momentum, dampening):
         """The momentum buffer of p updated with g (a copy of g on the first step)."""

@@ -1,7 +1,8 @@
 """carray.nn's kernels on the device, with the signatures of carray/_nn.pyx (carray/nn.py
 validates the arguments and calls one or the other): convolution as im2col + GEMM (its input
 gradient as GEMM + col2im), pooling and pooling gradients as direct kernels (nn.cl), softmax
-cross entropy and its gradient as one kernel each (loss.cl)."""
+cross entropy and its gradient as one kernel each (loss.cl), SGD's update of many parameters as
+one kernel (optim.cl)."""
 
 import struct
 
@@ -264,3 +265,41 @@ def softmax_nll_grad(probs, target, grad_output, count, ignore_index):
                 gbuf, _q(goff), _q(gstep), (count if count is not None else grad_output)._cl()[0],
                 _i(count is not None)])
     return gx
+
+
+_SGD_MAX = 16          # parameters per sgd_step launch
+
+
+def _sgd_kernel(t, n):
+    """sgd_step for n parameters of type t: each parameter's buffer and offset, its gradient's,
+    and its size, then lr; the body walks the parameters' ranges of the global index."""
+    def source():
+        params = ", ".join(f"__global T* restrict p{k}, const long po{k}, "
+                           f"__global const T* restrict g{k}, const long go{k}, const long n{k}"
+                           for k in range(n))
+        body = "\n".join(f"    if (e < n{k}) {{ p{k}[po{k} + e] -= lr * g{k}[go{k} + e]; return; }}"
+                          f"\n    e -= n{k};" for k in range(n))
+        return _cache.render("optim.cl", t=_cache.CL_TYPES[t], n=n, params=params, body=body)
+    return _cache.kernel(("sgd", t, n), "sgd_step", source, "long", t == _cache.FLOAT64)
+
+
+def sgd_step(params, grads, lr):
+    """params[k] -= lr * grads[k] for C-contiguous device arrays of float dtypes, up to 16
+    parameters of one dtype per launch."""
+    by_type = {}
+    for p, g in zip(params, grads):
+        if p.size:
+            by_type.setdefault(p.dtype.num, []).append((p, g))
+    for t, pairs in by_type.items():
+        for i in range(0, len(pairs), _SGD_MAX):
+            _sgd_launch(t, pairs[i:i + _SGD_MAX], lr)
+
+
+def _sgd_launch(t, chunk, lr):
+        args = []
+        for p, g in chunk:
+            pbuf, poff = p._cl()[:2]
+            gbuf, goff = g._cl()[:2]
+            args += [pbuf, _q(poff), gbuf, _q(goff), _q(p.size)]
+        args.append(struct.pack("d" if t == _cache.FLOAT64 else "f", lr))
+        launch(_sgd_kernel(t, len(chunk)), sum(p.size for p, _ in chunk), args)

@@ -843,3 +843,40 @@ def test_softmax_cross_entropy_matches_torch(device):
                                                 ignore_index=5, reduction=reduction)
         loss = nn.softmax_cross_entropy(on(x, device), on(t, device), 5, reduction)[0]
         np.testing.assert_allclose(np.asarray(loss.to("cpu")), ref.numpy(), rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------------
+# SGD's update
+# ---------------------------------------------------------------------------------------------
+
+def test_sgd_step_equals_subtract_of_multiply(device):
+    """Bit for bit what subtract(p, multiply(g, lr)) gives, for many parameters of both float
+    dtypes (more than one launch's worth on the device), empty ones and gradient views."""
+    rng = np.random.default_rng(5)
+    shapes = [(3, 4), (5,), (0,), (2, 2, 2), ()] * 4
+    params = [rng.standard_normal(s).astype(("float32", "float64")[k % 2])
+              for k, s in enumerate(shapes)]
+    grads = [rng.standard_normal(p.shape[::-1]).astype(p.dtype).T for p in params]  # views
+    ps = [on(p.copy(), device) for p in params]
+    nn.sgd_step(ps, [on(g, device) for g in grads], 0.1)
+    for a, p, g in zip(ps, params, grads):
+        expected = np.subtract(p, np.multiply(g, p.dtype.type(0.1)))
+        assert np.array_equal(np.asarray(a.to("cpu")), expected)
+        assert a.dtype.name == p.dtype.name
+    nn.sgd_step([], [], 0.1)                                      # nothing to do
+
+
+@pytest.mark.parametrize("call, exc, fragment", [
+    (lambda: nn.sgd_step([ca.zeros(3)], [], 0.1), ValueError, "1 parameters but 0 gradients"),
+    (lambda: nn.sgd_step([ca.zeros((3, 2)).T], [ca.zeros((2, 3))], 0.1), ValueError,
+     "C-contiguous"),
+    (lambda: nn.sgd_step([ca.zeros(3)], [ca.zeros(4)], 0.1), RuntimeError, "does not match"),
+    (lambda: nn.sgd_step([ca.zeros(3)], [ca.zeros(3, dtype="float64")], 0.1), RuntimeError,
+     "dtype"),
+    (lambda: nn.sgd_step([ca.zeros(3, dtype="int64")], [ca.zeros(3, dtype="int64")], 0.1),
+     RuntimeError, "float32 or float64"),
+])
+def test_sgd_step_errors(call, exc, fragment):
+    with pytest.raises(exc) as info:
+        call()
+    assert fragment in str(info.value)
