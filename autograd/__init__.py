@@ -16,10 +16,11 @@ from autograd.tensor import Tensor, device
 from autograd.function import Function, once_differentiable
 from autograd.engine import backward, grad
 from autograd.ops import (  # the op functions (they are also Tensor methods)
-                          abs, add, all, allclose, amax, amin, any, argmax, argmin, bmm, cat,
-                          ceil, chunk, clamp, clamp_max, clamp_min, clone, concat, concatenate,
-                          cos, div, dot, eq, equal, exp, expm1, flatten, flip, floor,
-                          floor_divide, gather, ge, gt, index_select, isfinite, isinf, isnan, le,
+                          abs, add, all, allclose, amax, amin, any, argmax, argmin,
+                          bitwise_and, bitwise_not, bitwise_or, bitwise_xor, bmm, cat, ceil,
+                          chunk, clamp, clamp_max, clamp_min, clone, concat, concatenate, cos,
+                          div, dot, eq, equal, exp, expm1, flatten, flip, floor, floor_divide,
+                          gather, ge, gt, index_select, isfinite, isinf, isnan, le,
                           log, log10, log1p, log2, log_softmax, logical_and, logical_not,
                           logical_or, logical_xor, logsumexp, lt, masked_select, matmul, max,
                           maximum, mean, min, minimum, mm, mul, ne, neg, norm, narrow, outer,

@@ -37,9 +37,9 @@ cdef extern from "Python.h":
     Py_ssize_t PySlice_AdjustIndices(Py_ssize_t length, Py_ssize_t* start, Py_ssize_t* stop,
                                      Py_ssize_t step) noexcept
 
-from carray._kernel_table cimport (B_ADD, B_DIV, B_FLOORDIV, B_MAX, B_MIN, B_MOD, B_MUL, B_POW,
-                                   B_SUB, C_AND, C_EQ,
-                                   C_GE, C_GT, C_LE, C_LT, C_NE, C_OR, P_NOT, U_ABS, U_NEG)
+from carray._kernel_table cimport (B_ADD, B_AND, B_DIV, B_FLOORDIV, B_MAX, B_MIN, B_MOD, B_MUL,
+                                   B_OR, B_POW, B_SUB, B_XOR, C_EQ, C_GE, C_GT, C_LE, C_LT, C_NE,
+                                   U_ABS, U_INVERT, U_NEG)
 
 # copies below this many elements run on one thread
 cdef Py_ssize_t PARALLEL_COPY_MIN = 1 << 16
@@ -891,24 +891,34 @@ cdef class Array:
         return _binary(_CMP + C_GE, self, other, None)
 
     def __and__(self, other):
-        _bool_only(self, other, "&")
-        return _binary(_CMP + C_AND, self, other, None)
+        return _binary(B_AND, self, other, None)
 
     def __rand__(self, other):
-        _bool_only(self, other, "&")
-        return _binary(_CMP + C_AND, other, self, None)
+        return _binary(B_AND, other, self, None)
+
+    def __iand__(self, other):
+        return _binary(B_AND, self, other, self)
 
     def __or__(self, other):
-        _bool_only(self, other, "|")
-        return _binary(_CMP + C_OR, self, other, None)
+        return _binary(B_OR, self, other, None)
 
     def __ror__(self, other):
-        _bool_only(self, other, "|")
-        return _binary(_CMP + C_OR, other, self, None)
+        return _binary(B_OR, other, self, None)
+
+    def __ior__(self, other):
+        return _binary(B_OR, self, other, self)
+
+    def __xor__(self, other):
+        return _binary(B_XOR, self, other, None)
+
+    def __rxor__(self, other):
+        return _binary(B_XOR, other, self, None)
+
+    def __ixor__(self, other):
+        return _binary(B_XOR, self, other, self)
 
     def __invert__(self):
-        _bool_only(self, True, "~")
-        return _unary(_CMP + P_NOT, self, None)
+        return _unary(U_INVERT, self, None)
 
     def __matmul__(self, other):
         return _ufunc.matmul(self, other)
@@ -966,17 +976,6 @@ cdef Array _full_bool(Array a, bint value):
     elif out.size_c():
         memset(out.data, value, out.size_c())
     return out
-
-
-cdef int _bool_only(Array a, object other, str op) except -1:
-    """&, | and ~ are logical on bool arrays; carray has no bitwise integer ops."""
-    if not isinstance(other, (bool, Array)):
-        other = as_array(other, -1)       # NumPy arrays, np.bool_, nested lists
-    if a.dtype_num != BOOL or not (isinstance(other, bool) or (<Array>other).dtype_num == BOOL):
-        raise TypeError(f"operator {op} is supported for bool arrays only (got "
-                        f"{(<Array>other).dtype.name if a.dtype_num == BOOL else a.dtype.name}); "
-                        f"use logical_and/logical_or/logical_not")
-    return 0
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,10 +6,14 @@ from carray._strided cimport loop1d_t
 
 cdef enum UnaryOp:          # T -> T
     U_NEG, U_ABS, U_SIGN, U_EXP, U_LOG, U_LOG1P, U_EXPM1, U_SQRT, U_SQUARE, U_RECIP,
-    U_SIN, U_COS, U_TANH, U_FLOOR, U_CEIL, U_RELU, U_SIGMOID, NUNARY
+    U_SIN, U_COS, U_TANH, U_FLOOR, U_CEIL, U_RELU, U_SIGMOID,
+    U_INVERT,               # bitwise not (bool: logical not); _ufunc refuses floats
+    NUNARY
 
 cdef enum BinaryOp:         # (T, T) -> T
-    B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MAX, B_MIN, B_FLOORDIV, B_MOD, NBINARY
+    B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MAX, B_MIN, B_FLOORDIV, B_MOD,
+    B_AND, B_OR, B_XOR,     # bitwise (bool: logical); _ufunc refuses floats
+    NBINARY
 
 cdef enum CompareOp:        # (T, T) -> bool
     C_EQ, C_NE, C_LT, C_LE, C_GT, C_GE, C_AND, C_OR, NCOMPARE

@@ -66,6 +66,8 @@ ctypedef struct Relu:
     char _
 ctypedef struct Sigmoid:
     char _
+ctypedef struct Invert:
+    char _
 
 ctypedef fused unary_t:
     Neg
@@ -85,6 +87,7 @@ ctypedef fused unary_t:
     Ceil
     Relu
     Sigmoid
+    Invert
 
 ctypedef struct Add:
     char _
@@ -105,6 +108,12 @@ ctypedef struct FloorDiv:
     char _
 ctypedef struct Mod:
     char _
+ctypedef struct BitAnd:
+    char _
+ctypedef struct BitOr:
+    char _
+ctypedef struct BitXor:
+    char _
 
 ctypedef fused binary_t:
     Add
@@ -116,6 +125,9 @@ ctypedef fused binary_t:
     Min
     FloorDiv
     Mod
+    BitAnd
+    BitOr
+    BitXor
 
 ctypedef fused reduce_t:
     Add
@@ -218,6 +230,13 @@ cdef inline T unary_apply(T x, unary_t* op) noexcept nogil:
             return ceil(x)
         else:
             return x
+    elif unary_t is Invert:
+        if T is bool_t:
+            return x == 0
+        elif T is int32_t or T is int64_t:
+            return ~x
+        else:
+            return x                     # floats never get here: _ufunc refuses them
     elif T is float:
         if unary_t is Exp:
             return carray_expf(x)
@@ -383,6 +402,14 @@ cdef inline T binary_apply(T a, T b, binary_t* op) noexcept nogil:
             return _mod_f[double](a, b)
         else:
             return <T>_mod_i(a, b)
+    elif T is float or T is double:
+        return a                         # bitwise ops of floats: _ufunc refuses them
+    elif binary_t is BitAnd:
+        return a & b
+    elif binary_t is BitOr:
+        return a | b
+    elif binary_t is BitXor:
+        return a ^ b
 
 
 cdef inline T reduce_apply(T a, T b, reduce_t* op) noexcept nogil:
@@ -652,6 +679,7 @@ cdef void _fill(int num, T* tag) noexcept:
     _TABLE.unary[<int>U_CEIL][num] = <loop1d_t>unary_loop[T, Ceil]
     _TABLE.unary[<int>U_RELU][num] = <loop1d_t>unary_loop[T, Relu]
     _TABLE.unary[<int>U_SIGMOID][num] = <loop1d_t>unary_loop[T, Sigmoid]
+    _TABLE.unary[<int>U_INVERT][num] = <loop1d_t>unary_loop[T, Invert]
     _TABLE.binary[<int>B_ADD][num] = <loop1d_t>binary_loop[T, Add]
     _TABLE.binary[<int>B_SUB][num] = <loop1d_t>binary_loop[T, Sub]
     _TABLE.binary[<int>B_MUL][num] = <loop1d_t>binary_loop[T, Mul]
@@ -661,6 +689,9 @@ cdef void _fill(int num, T* tag) noexcept:
     _TABLE.binary[<int>B_MIN][num] = <loop1d_t>binary_loop[T, Min]
     _TABLE.binary[<int>B_FLOORDIV][num] = <loop1d_t>binary_loop[T, FloorDiv]
     _TABLE.binary[<int>B_MOD][num] = <loop1d_t>binary_loop[T, Mod]
+    _TABLE.binary[<int>B_AND][num] = <loop1d_t>binary_loop[T, BitAnd]
+    _TABLE.binary[<int>B_OR][num] = <loop1d_t>binary_loop[T, BitOr]
+    _TABLE.binary[<int>B_XOR][num] = <loop1d_t>binary_loop[T, BitXor]
     _TABLE.compare[<int>C_EQ][num] = <loop1d_t>compare_loop[T, Eq]
     _TABLE.compare[<int>C_NE][num] = <loop1d_t>compare_loop[T, Ne]
     _TABLE.compare[<int>C_LT][num] = <loop1d_t>compare_loop[T, Lt]

@@ -234,7 +234,7 @@ cdef enum:
     COMPARE_BASE = 100       # codes >= this are comparisons (CompareOp + COMPARE_BASE)
 
 cdef tuple _BINARY_NAMES = ("add", "subtract", "multiply", "divide", "power", "maximum", "minimum",
-                            "floor_divide", "remainder")
+                            "floor_divide", "remainder", "bitwise_and", "bitwise_or", "bitwise_xor")
 cdef tuple _COMPARE_NAMES = ("equal", "not_equal", "less", "less_equal", "greater",
                              "greater_equal", "logical_and", "logical_or")
 
@@ -260,6 +260,8 @@ cdef object binary(int code, object x, object y, object out):
     else:
         ct = (BOOL, INT64, FLOAT32)[wx if wx > wy else wy]
     if not compare:
+        if (code == B_AND or code == B_OR or code == B_XOR) and _kind_rank(ct) == 2:
+            _refuse_float(name)
         if code == B_SUB and ct == BOOL:
             raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the "
                             "bitwise_xor, the `^` operator, or the logical_xor function instead.")
@@ -300,6 +302,13 @@ cdef object binary(int code, object x, object y, object out):
     _run(o, a, b, None, nd, shape,
          K.compare[code - COMPARE_BASE][ct] if compare else K.binary[code][ct], 0)
     return _finish(o, out)
+
+
+cdef int _refuse_float(str name) except -1:
+    """NumPy's TypeError for a bitwise op whose operands promote to a float type."""
+    raise TypeError(f"ufunc '{name}' not supported for the input types, and the inputs could "
+                    f"not be safely coerced to any supported types according to the casting "
+                    f"rule ''safe''")
 
 
 cdef Array _device_operand(str name, object x, object y, object z):
@@ -343,7 +352,7 @@ cdef enum:
 
 cdef tuple _UNARY_NAMES = ("negative", "absolute", "sign", "exp", "log", "log1p", "expm1", "sqrt",
                            "square", "reciprocal", "sin", "cos", "tanh", "floor", "ceil", "relu",
-                           "sigmoid")
+                           "sigmoid", "invert")
 cdef tuple _PREDICATE_NAMES = ("logical_not", "isnan", "isfinite")
 cdef tuple _HEAVY_UNARY = (U_EXP, U_LOG, U_LOG1P, U_EXPM1, U_SIN, U_COS, U_TANH, U_SIGMOID)
 
@@ -367,6 +376,8 @@ cdef object unary(int code, object x, object out):
                             "bool")
         elif ct == BOOL and (code == U_SQUARE or code == U_RECIP):
             ct = INT64
+        elif code == U_INVERT and _kind_rank(ct) == 2:
+            _refuse_float(name)
     res_num = BOOL if predicate else ct
     _check_out_cast(out, res_num, name)
     cdef Array dev = None
@@ -757,6 +768,33 @@ def logical_or(x1, x2, out=None):
 def logical_not(x, out=None):
     """x == 0 elementwise (bool result)."""
     return unary(PREDICATE_BASE + P_NOT, x, out)
+
+
+def bitwise_and(x1, x2, out=None):
+    """x1 & x2 bitwise for bool and integer types, broadcasting (bool: logical and).
+    TypeError when the operands promote to a float type."""
+    return binary(B_AND, x1, x2, out)
+
+
+def bitwise_or(x1, x2, out=None):
+    """x1 | x2 bitwise for bool and integer types, broadcasting (bool: logical or).
+    TypeError when the operands promote to a float type."""
+    return binary(B_OR, x1, x2, out)
+
+
+def bitwise_xor(x1, x2, out=None):
+    """x1 ^ x2 bitwise for bool and integer types, broadcasting (bool: logical xor).
+    TypeError when the operands promote to a float type."""
+    return binary(B_XOR, x1, x2, out)
+
+
+def invert(x, out=None):
+    """~x bitwise for bool and integer types (bool: logical not; ints: -x - 1).
+    TypeError for floats."""
+    return unary(U_INVERT, x, out)
+
+
+bitwise_not = invert
 
 
 def isnan(x, out=None):

@@ -235,6 +235,58 @@ def logical_not(input):
     return wrap(carray.logical_not(input.data))
 
 
+def _float_result(*args):
+    """The float dtype PyTorch gives a result of these (promoted) operands, or None."""
+    dtype = None
+    for x in args:
+        if isinstance(x, Tensor) and x.data.dtype.kind == "f":
+            return x.data.dtype
+        if isinstance(x, float):
+            dtype = _default_float()
+    return dtype
+
+
+def _check_integral(name, *args):
+    """PyTorch's NotImplementedError when bitwise op `name` would compute in a float type."""
+    dtype = _float_result(*args)
+    if dtype is not None:
+        dev = next((x.data.device for x in args if isinstance(x, Tensor)), "cpu")
+        raise NotImplementedError(f'"{name}_{"cpu" if dev == "cpu" else "cuda"}" not '
+                                  f"implemented for '{_function_module.scalar_type_name(dtype)}'")
+
+
+def _bitwise(fn, doc):
+    """A bitwise op of bool and integer tensors (or Python numbers): PyTorch's result dtype,
+    no gradient, NotImplementedError for float operands."""
+    def op(input, other):
+        a, b = promote_pair(_tensor_arg(input),
+                            _tensor_arg(other, input if isinstance(input, Tensor) else None))
+        _check_integral(fn.__name__, a, b)
+        return wrap(broadcasting(fn, data_of(a), data_of(b)))
+    op.__name__ = fn.__name__
+    op.__doc__ = doc
+    return op
+
+
+bitwise_and = _bitwise(carray.bitwise_and, "input & other bitwise (bool: logical and).")
+bitwise_or = _bitwise(carray.bitwise_or, "input | other bitwise (bool: logical or).")
+bitwise_xor = _bitwise(carray.bitwise_xor, "input ^ other bitwise (bool: logical xor).")
+
+
+def bitwise_not(input):
+    """~input bitwise (bool: logical not); NotImplementedError for float tensors."""
+    _check_integral("bitwise_not", input)
+    return wrap(carray.invert(input.data))
+
+
+def _invert(self):
+    """~self; TypeError for float tensors (PyTorch's operator check)."""
+    if self.data.dtype.kind == "f":
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
+    return bitwise_not(self)
+
+
 def isnan(input):
     return wrap(carray.isnan(input.data))
 
@@ -721,6 +773,29 @@ def _inplace_unary(op_class, carray_fn):
     return method
 
 
+def _inplace_bitwise(op):
+    """self op= other for a bitwise op: RuntimeError when the result type cannot be written into
+    self (an int result into bool, a float one into an int), NotImplementedError for a float
+    self (as PyTorch)."""
+    def method(self, other):
+        a, b = promote_pair(self, _tensor_arg(other, self))
+        result = _float_result(a, b) or carray.result_type(a.data, data_of(b))
+        if _CATEGORY[result.kind] > _CATEGORY[self.data.dtype.kind]:  # (int64 into int32 is fine)
+            name = _function_module.scalar_type_name
+            raise RuntimeError(f"result type {name(result)} can't be cast to the desired output "
+                               f"type {name(self.data.dtype)}")
+        _check_integral(op.__name__, self)
+        return inplace(self, lambda src: op(src, other),
+                       raw_binary(getattr(carray, op.__name__), self, other), (other,))
+    method.__name__ = op.__name__ + "_"
+    return method
+
+
+def _bitwise_not_(self):
+    _check_integral("bitwise_not", self)
+    return inplace(self, bitwise_not, lambda: carray.invert(self.data, out=self.data), ())
+
+
 def _zero_(self):
     return inplace(self, lambda src: Mul.apply(src, 0.0), lambda: self.data.fill(0), ())
 
@@ -826,9 +901,11 @@ _METHODS = {
     # comparisons
     "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge, "isnan": isnan,
     "isfinite": isfinite, "isinf": isinf, "logical_and": logical_and, "logical_or": logical_or,
-    "logical_xor": logical_xor, "__xor__": logical_xor, "trunc": trunc, "round": round,
+    "logical_xor": logical_xor, "trunc": trunc, "round": round,
     "__contains__": lambda self, item: bool(any(eq(self, item))),
     "logical_not": logical_not, "equal": equal, "allclose": allclose,
+    "bitwise_and": bitwise_and, "bitwise_or": bitwise_or, "bitwise_xor": bitwise_xor,
+    "bitwise_not": bitwise_not,
     # reductions
     "sum": sum, "mean": mean, "var": var, "std": std, "prod": prod, "max": max, "min": min,
     "amax": amax, "amin": amin, "argmax": argmax, "argmin": argmin, "all": all, "any": any,
@@ -865,7 +942,9 @@ _METHODS = {
     "__floordiv__": floor_divide, "__rfloordiv__": _reflected(floor_divide),
     "__mod__": remainder, "__rmod__": _reflected(remainder),
     "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
-    "__and__": logical_and, "__or__": logical_or, "__invert__": logical_not,
+    "__and__": bitwise_and, "__rand__": _reflected(bitwise_and),
+    "__or__": bitwise_or, "__ror__": _reflected(bitwise_or),
+    "__xor__": bitwise_xor, "__rxor__": _reflected(bitwise_xor), "__invert__": _invert,
     # in place
     "add_": _inplace_binary(Add, carray.add, False),
     "sub_": _inplace_binary(Sub, carray.subtract, False),
@@ -877,6 +956,8 @@ _METHODS = {
     "neg_": _inplace_unary(Neg, carray.negative), "relu_": _inplace_unary(Relu, carray.relu),
     "sigmoid_": _inplace_unary(Sigmoid, carray.sigmoid),
     "tanh_": _inplace_unary(Tanh, carray.tanh),
+    "bitwise_and_": _inplace_bitwise(bitwise_and), "bitwise_or_": _inplace_bitwise(bitwise_or),
+    "bitwise_xor_": _inplace_bitwise(bitwise_xor), "bitwise_not_": _bitwise_not_,
     "zero_": _zero_, "fill_": _fill_, "copy_": _copy_, "clamp_": _clamp_, "clip_": _clamp_,
     "masked_fill_": _masked_fill_,
     "uniform_": _random_fill("uniform"), "normal_": _random_fill("normal"),
@@ -888,6 +969,9 @@ _METHODS["__iadd__"] = _METHODS["add_"]
 _METHODS["__isub__"] = _METHODS["sub_"]
 _METHODS["__imul__"] = _METHODS["mul_"]
 _METHODS["__itruediv__"] = _METHODS["div_"]
+_METHODS["__iand__"] = _METHODS["bitwise_and_"]
+_METHODS["__ior__"] = _METHODS["bitwise_or_"]
+_METHODS["__ixor__"] = _METHODS["bitwise_xor_"]
 
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)

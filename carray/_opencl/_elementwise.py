@@ -30,6 +30,7 @@ def _unary(code, t):
         14: "ceil(x1)" if f else "x1",
         15: f"(x1 <= 0 ? ({T})0 : x1)",
         16: f"carray_sigmoid_{T}(x1)",
+        17: "(x1 == 0)" if t == BOOL else "(~x1)",       # invert: ints only (_ufunc checks)
     }[code]
 
 
@@ -47,6 +48,9 @@ def _binary(code, t):
         6: "NAN_MIN(x1, x2)",
         7: f"carray_floordiv_{T}(x1, x2)" if f else f"(({T})carray_floordiv_i(x1, x2))",
         8: f"carray_mod_{T}(x1, x2)" if f else f"(({T})carray_mod_i(x1, x2))",
+        9: "(x1 & x2)",          # bitwise and, or, xor: bool and ints only (_ufunc checks)
+        10: "(x1 | x2)",
+        11: "(x1 ^ x2)",
     }[code]
 
 

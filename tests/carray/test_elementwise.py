@@ -23,7 +23,7 @@ from hypothesis import given, settings, strategies as st
 
 import carray as ca
 
-from conftest import DTYPES, gpu_examples, on, random_values, to_numpy
+from conftest import DTYPES, assert_raises_like, gpu_examples, on, random_values, to_numpy
 from _opcases import (ARITH, COMPARISONS, FLOAT_UNARY, PREDICATES, broadcast_shapes_n,
                       broadcast_shapes_pair,
                       carray_binary_dtype, carray_compute_dtype, carray_unary_dtype,
@@ -683,7 +683,8 @@ def test_out_casting_is_checked_before_shapes():
         ca.exp(ca.ones(3, dtype="int64"), out=ca.zeros((2,), dtype="int64"))
 
 
-ALL_OPERATORS = dict(BINARY_OPERATORS, **{"and": operator.and_, "or": operator.or_})
+ALL_OPERATORS = dict(BINARY_OPERATORS, **{"and": operator.and_, "or": operator.or_,
+                                          "xor": operator.xor})
 
 
 @pytest.mark.parametrize("opname", list(ALL_OPERATORS))
@@ -693,8 +694,6 @@ def test_reflected_with_numpy_on_the_left(opname):
     op = ALL_OPERATORS[opname]
     for d1 in DTYPES:
         for d2 in DTYPES:
-            if opname in ("and", "or") and (d1 != "bool" or d2 != "bool"):
-                continue
             xn = random_values(d1, (2, 3), 5)
             yn = random_values(d2, (3,), 6)
             if opname == "power":
@@ -804,6 +803,205 @@ def test_logical_ops_on_non_bool(device):
 
 
 # -------------------------------------------------------------------------------------------------
+# bitwise ops (& | ^ ~) of bool and integer arrays
+# -------------------------------------------------------------------------------------------------
+
+BITWISE = {"bitwise_and": operator.and_, "bitwise_or": operator.or_,
+           "bitwise_xor": operator.xor}
+BITWISE_REFLECTED = {"bitwise_and": "__rand__", "bitwise_or": "__ror__",
+                     "bitwise_xor": "__rxor__"}
+BITWISE_INPLACE = {"bitwise_and": operator.iand, "bitwise_or": operator.ior,
+                   "bitwise_xor": operator.ixor}
+INTEGRAL = ("bool", "int32", "int64")
+
+
+def _int_scalar():
+    """Python bools and ints that fit int32 (NumPy 2 refuses wider ones with int32 arrays)."""
+    return st.one_of(st.booleans(), st.integers(-1000, 1000),
+                     st.sampled_from([0, -1, 2**31 - 1, -2**31, 0x5555]))
+
+
+@st.composite
+def bitwise_operands(draw, device="cpu"):
+    """((carray x, carray y), (NumPy x, NumPy y)) of bool/int dtypes, broadcast-compatible
+    shapes and any view kind (extreme ints included), or one of them a Python bool/int."""
+    s1, s2, _ = draw(broadcast_shapes_pair())
+    form = draw(st.sampled_from(["arrays", "arrays", "scalar-right", "scalar-left"]))
+    cas, nps = [], []
+    for side, shp in enumerate((s1, s2)):
+        if form == ("scalar-left", "scalar-right")[side]:
+            v = draw(_int_scalar(), label=f"scalar{side}")
+            cas.append(v)
+            nps.append(v)
+        else:
+            dt = draw(st.sampled_from(INTEGRAL), label=f"dtype{side}")
+            a, n = draw(operand(dt, shp, special=True, device=device), label=f"x{side}")
+            cas.append(a)
+            nps.append(n)
+    return tuple(cas), tuple(nps)
+
+
+@pytest.mark.parametrize("name", list(BITWISE))
+@gpu_examples(6)
+@given(data=st.data())
+@SET
+def test_bitwise_binary(name, device, data):
+    """The function, the operator and the reflected operator against NumPy: NumPy 2's result
+    dtype (Python scalars weak), values bit for bit."""
+    (xa, ya), (xn, yn) = data.draw(bitwise_operands(device=device))
+    ref = getattr(np, name)(xn, yn)
+    check_values(getattr(ca, name)(xa, ya), ref, ref.dtype, device=device)
+    check_values(BITWISE[name](xa, ya), ref, ref.dtype, device=device)
+    if isinstance(ya, ca.Array):
+        check_values(getattr(ya, BITWISE_REFLECTED[name])(xa), ref, ref.dtype, device=device)
+
+
+@gpu_examples(4)
+@given(data=st.data())
+@SET
+def test_invert(device, data):
+    dt = data.draw(st.sampled_from(INTEGRAL), label="dtype")
+    a, n = data.draw(operand(dt, data.draw(small_shapes()), special=True, device=device))
+    ref = np.invert(n)
+    check_values(ca.invert(a), ref, dt, device=device)
+    check_values(ca.bitwise_not(a), ref, dt, device=device)
+    check_values(~a, ref, dt, device=device)
+
+
+def test_bitwise_values_by_hand(device):
+    x = on(np.array([12, -1, 0, 2**31 - 1, -2**31], np.int32), device)
+    y = on(np.array([10, 5, -1, -2**31, -1], np.int32), device)
+    assert (x & y).tolist() == [8, 5, 0, 0, -2**31]
+    assert (x | y).tolist() == [14, -1, -1, -1, -1]
+    assert (x ^ y).tolist() == [6, -6, -1, -1, 2**31 - 1]
+    assert (~x).tolist() == [-13, 0, -1, -2**31, 2**31 - 1]
+    assert (6 & x).tolist() == [4, 6, 0, 6, 0] and (x & 6).dtype.name == "int32"
+    b = on(np.array([True, True, False, False]), device)
+    c = on(np.array([True, False, True, False]), device)
+    assert (b & c).tolist() == [True, False, False, False]
+    assert (b | c).tolist() == [True, True, True, False]
+    assert (b ^ c).tolist() == [False, True, True, False]
+    assert (~b).tolist() == [False, False, True, True]
+    assert (b ^ True).dtype.name == "bool" and (b & 3).dtype.name == "int64"
+    assert (b | 2).tolist() == [3, 3, 2, 2]
+    assert ca.bitwise_xor(3, 5).dtype.name == "int64" and int(ca.bitwise_xor(3, 5)) == 6
+
+
+def test_bitwise_of_bools_is_logical(device):
+    """On bool arrays & | ^ ~ give the logical ops' results (bool dtype)."""
+    n1, n2 = random_values("bool", (3, 5), 1), random_values("bool", (5,), 2)
+    b1, b2 = on(n1, device), on(n2, device)
+    pairs = ((ca.bitwise_and, ca.logical_and), (ca.bitwise_or, ca.logical_or),
+             (ca.bitwise_xor, ca.not_equal))
+    for bitwise, logical in pairs:
+        r = bitwise(b1.T[::-1].T, b2)
+        check_values(r, to_numpy(logical(b1.T[::-1].T, b2)), "bool", device=device)
+    check_values(~b1.T, to_numpy(ca.logical_not(b1.T)), "bool", device=device)
+
+
+@pytest.mark.parametrize("name", list(BITWISE))
+def test_bitwise_out(name, device):
+    """out= of the result dtype, of a wider one (int32 into int64 and float64), broadcasting the
+    inputs up to out's shape, a non-contiguous out, and out aliasing an input."""
+    xn = random_values("int32", (3, 4), 3, special=True)
+    yn = random_values("int32", (4,), 4, special=True)
+    x, y = on(xn, device), on(yn, device)
+    f, fn = getattr(ca, name), getattr(np, name)
+    for od in ("int32", "int64", "float64"):
+        o = ca.zeros((3, 4), dtype=od, device=device)
+        assert f(x, y, out=o) is o
+        check_values(o, fn(xn, yn, out=np.zeros((3, 4), od)), od, device=device)
+    o = ca.zeros((2, 3, 4), dtype="int64", device=device)
+    f(x, 7, out=o)
+    check_values(o, fn(xn, 7, out=np.zeros((2, 3, 4), "int64")), "int64", device=device)
+    o = ca.zeros((4, 3), dtype="int32", device=device).T          # a transposed out
+    f(x, y, out=o)
+    check_values(o, fn(xn, yn), "int32", device=device)
+    xc, xcn = x.copy(), xn.copy()
+    f(xc[:, ::-1], xc, out=xc)                                    # out is an input, reversed
+    fn(xcn[:, ::-1], xcn, out=xcn)
+    check_values(xc, xcn, "int32", device=device)
+    o = ca.zeros(4, dtype="int32", device=device)
+    assert ca.invert(y, out=o) is o
+    check_values(o, np.invert(yn), "int32", device=device)
+    with pytest.raises(TypeError):                                # int32 into bool
+        f(x, y, out=ca.zeros((3, 4), dtype="bool", device=device))
+    with pytest.raises(TypeError):
+        ca.invert(y, out=ca.zeros(4, dtype="bool", device=device))
+    with pytest.raises(ValueError):                               # broadcast shape (3, 4)
+        f(x, y, out=ca.zeros((4,), dtype="int32", device=device))
+
+
+@pytest.mark.parametrize("name", list(BITWISE_INPLACE))
+@gpu_examples(5)
+@given(data=st.data())
+@FEW
+def test_bitwise_inplace(name, device, data):
+    """a op= b on views of every bool/int dtype pair and with Python scalars: same object,
+    NumPy's values, the writes visible through the base; TypeError where NumPy's same_kind
+    casting refuses (bool op= int)."""
+    shape = data.draw(small_shapes(0, 4))
+    dt = data.draw(st.sampled_from(INTEGRAL))
+    a, n = data.draw(operand(dt, shape, special=True, device=device,
+                             kinds=("contiguous", "transposed", "sliced", "sliced_transposed")))
+    base_a, base_n = (a.base if a.base is not None else a), (n.base if n.base is not None else n)
+    if data.draw(st.booleans()):
+        b = bn = data.draw(_int_scalar())
+    else:
+        drop = data.draw(st.integers(0, len(shape)))
+        bshape = tuple(1 if data.draw(st.booleans()) else s for s in shape[drop:])
+        b, bn = data.draw(operand(data.draw(st.sampled_from(INTEGRAL)), bshape, special=True,
+                                  device=device))
+    op = BITWISE_INPLACE[name]
+    n_before = n.copy()
+    try:
+        n2 = op(n, bn)
+    except TypeError:
+        with pytest.raises(TypeError):
+            op(a, b)
+        np.testing.assert_array_equal(to_numpy(a), n_before)
+        return
+    a0 = a
+    a = op(a, b)
+    assert a is a0 and n2 is n
+    check_values(a, n, dt, device=device)
+    check_values(base_a, base_n, dt)
+
+
+def test_bitwise_of_floats_raises():
+    """NumPy's TypeError ("ufunc 'bitwise_and' not supported for the input types ...") whenever
+    the operands promote to a float type, before out= is looked at."""
+    values = {dt: random_values(dt, (2, 3), 8) for dt in DTYPES}
+    for name, op in BITWISE.items():
+        for d1 in DTYPES:
+            for y in [values[d] for d in DTYPES] + [1.5, 2, True]:
+                if d1 in INTEGRAL and (not isinstance(y, np.ndarray) or y.dtype.kind != "f") \
+                        and type(y) is not float:
+                    continue
+                xa, ya = ca.array(values[d1]), ca.array(y) if isinstance(y, np.ndarray) else y
+                e = assert_raises_like(lambda: getattr(ca, name)(xa, ya),
+                                       lambda: getattr(np, name)(values[d1], y))
+                assert f"ufunc '{name}' not supported for the input types" in str(e)
+                assert_raises_like(lambda: op(xa, ya), lambda: op(values[d1], y))
+                assert_raises_like(lambda: op(ya, xa), lambda: op(y, values[d1]))
+                with pytest.raises(TypeError, match="not supported"):
+                    getattr(ca, name)(xa, ya, out=ca.zeros(7, dtype="bool"))
+        f32 = ca.ones(3)
+        with pytest.raises(TypeError):
+            BITWISE_INPLACE[name](f32, 1)
+        np.testing.assert_array_equal(to_numpy(f32), [1, 1, 1])
+    for dt in ("float32", "float64"):
+        for f in (ca.invert, ca.bitwise_not, operator.invert):
+            e = assert_raises_like(lambda: f(ca.ones(2, dtype=dt)),
+                                   lambda: np.invert(np.ones(2, dt)))
+            assert "ufunc 'invert' not supported" in str(e)
+    with pytest.raises(OverflowError):                  # NumPy 2: out of bounds for int32
+        ca.array([1], dtype="int32") & 2**40
+    with pytest.raises(ValueError):
+        ca.ones((2,), dtype="int32") | ca.ones((3,), dtype="int32")
+
+
+# -------------------------------------------------------------------------------------------------
 # large arrays: the parallel (OpenMP) path against the serial one
 # -------------------------------------------------------------------------------------------------
 
@@ -892,6 +1090,11 @@ SIMD_SCRIPT = textwrap.dedent(r"""
             exact(ca.add(ia, ia[::-1]), i + i[::-1])
             exact(ia * 3, i * 3)
             exact(ca.less(a, b), x < y)
+            exact(ia & ia[::-1], i & i[::-1])
+            exact(ca.bitwise_or(ia[::2], 0x0F0F), i[::2] | 0x0F0F)
+            exact(ia ^ ca.array(i.astype(np.int64)), i ^ i.astype(np.int64))
+            exact(~ia, ~i)
+            exact(ca.less(a, b) ^ ca.less(b, a)[::-1], (x < y) ^ (y < x)[::-1])
             exact(ca.divide(a, b), x / y)
             exact(ca.where(ca.less(a, b), a, b), np.where(x < y, x, y))
             exact(ca.sum(ia), i.sum())

@@ -2,6 +2,7 @@
 transposed and sliced float64 inputs, broadcasting, Python scalars on either side, dtypes."""
 
 import math
+import operator
 
 import numpy as np
 import pytest
@@ -418,3 +419,187 @@ def test_round_trunc_isinf_xor():
     t, f = autograd.tensor([True, True]), autograd.tensor([True, False])
     assert (t ^ f).tolist() == [False, True]
     assert 2.5 in x and 3.5 not in x
+
+
+# -- bitwise ops (bool and integer tensors, no gradient) --------------------------------------
+
+BITWISE = {"and": ("bitwise_and", operator.and_, operator.iand),
+           "or": ("bitwise_or", operator.or_, operator.ior),
+           "xor": ("bitwise_xor", operator.xor, operator.ixor)}
+
+
+def test_bitwise_values_by_hand():
+    i = autograd.tensor([12, -1, 0, 5])
+    j = autograd.tensor([10, 5, -1, 3], dtype=autograd.int32)
+    assert (i & j).tolist() == [8, 5, 0, 1] and (i & j).dtype == autograd.int64
+    assert (i | j).tolist() == [14, -1, -1, 7]
+    assert (i ^ j).tolist() == [6, -6, -1, 6]
+    assert (~i).tolist() == [-13, 0, -1, -6] and (~j).dtype == autograd.int32
+    assert (j & 6).dtype == autograd.int32 and (6 & j).tolist() == [2, 4, 6, 2]
+    assert (3 ^ i).tolist() == [15, -4, 3, 6] and (1 | j).tolist() == [11, 5, -1, 3]
+    assert autograd.bitwise_and(i, 4).tolist() == [4, 4, 0, 4]
+    assert autograd.bitwise_or(2, j).tolist() == [10, 7, -1, 3]
+    assert i.bitwise_xor(j).tolist() == [6, -6, -1, 6]
+    assert autograd.bitwise_not(j).tolist() == [-11, -6, 0, -4] == j.bitwise_not().tolist()
+    b = autograd.tensor([True, True, False, False])
+    c = autograd.tensor([True, False, True, False])
+    assert (b & c).tolist() == [True, False, False, False] and (b & c).dtype == autograd.bool
+    assert (b | c).tolist() == [True, True, True, False]
+    assert (b ^ c).tolist() == [False, True, True, False]
+    assert (~b).tolist() == [False, False, True, True]
+    assert (b & 1).dtype == autograd.int64 and (b ^ True).dtype == autograd.bool
+    assert (b | j).dtype == autograd.int32 and (b | j).tolist() == [11, 5, -1, 3]
+    # 0-d tensors do not promote dimensioned ones of their category (as PyTorch)
+    assert (j & autograd.tensor(7)).dtype == autograd.int32
+    # broadcasting and views
+    m = autograd.tensor([[1, 2], [3, 4]])
+    assert (m.t() & autograd.tensor([3, 1])).tolist() == [[1, 1], [2, 0]]
+    assert (m[:, ::2] | 8).tolist() == [[9], [11]]
+
+
+def test_bitwise_inplace_by_hand():
+    i = autograd.tensor([12, -1, 0, 5])
+    ref = i
+    i &= 6
+    i |= autograd.tensor([16, 0, 0, 0])
+    i ^= 1
+    assert i is ref and i.tolist() == [21, 7, 1, 5]
+    j = autograd.tensor([1, 2, 3], dtype=autograd.int32)
+    j |= autograd.tensor([4, 4, 4])                 # an int64 result written into int32
+    assert j.dtype == autograd.int32 and j.tolist() == [5, 6, 7]
+    assert j.bitwise_and_(3) is j and j.tolist() == [1, 2, 3]
+    assert j.bitwise_not_() is j and j.tolist() == [-2, -3, -4]
+    v = autograd.tensor([[1, 2], [3, 4]])
+    row = v[1]
+    row ^= 1
+    assert v.tolist() == [[1, 2], [2, 5]]           # written through the view
+    b = autograd.tensor([True, False])
+    b ^= True
+    assert b.tolist() == [False, True]
+    with pytest.raises(RuntimeError, match="result type Long can't be cast to the desired "
+                                           "output type Bool"):
+        b &= 2
+    with pytest.raises(RuntimeError, match="result type Float can't be cast"):
+        j |= 1.5
+    with pytest.raises(RuntimeError):
+        j &= autograd.tensor([[1, 2, 3], [4, 5, 6]])  # result larger than j
+    assert j.tolist() == [-2, -3, -4] and b.tolist() == [False, True]
+
+
+def test_bitwise_of_floats_raise():
+    f = autograd.tensor([1.5, 2.0])
+    i = autograd.tensor([1, 2])
+    for name, op, iop in BITWISE.values():
+        for fn in (lambda: op(f, i), lambda: op(i, 1.5), lambda: op(1.5, i), lambda: op(f, f),
+                   lambda: getattr(autograd, name)(i, f), lambda: getattr(f, name)(1)):
+            with pytest.raises(NotImplementedError, match=f'"{name}_cpu" not implemented for '
+                                                          f"'Float'"):
+                fn()
+        with pytest.raises(NotImplementedError, match="'Double'"):
+            op(i, f.double())
+        with pytest.raises(NotImplementedError):
+            iop(f.clone(), 1)
+    with pytest.raises(TypeError, match=r"~ \(operator.invert\) is only implemented on integer "
+                                        "and Boolean-type tensors"):
+        ~f
+    for fn in (lambda: autograd.bitwise_not(f), lambda: f.bitwise_not(), lambda: f.bitwise_not_()):
+        with pytest.raises(NotImplementedError, match="\"bitwise_not_cpu\" not implemented"):
+            fn()
+    assert f.tolist() == [1.5, 2.0]
+
+
+def test_bitwise_results_never_require_grad():
+    x = autograd.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    mask = (x > 0) & ~(x > 1) | (x < -0.5) ^ autograd.tensor([True, False, False])
+    assert mask.tolist() == [True, True, False]
+    assert not mask.requires_grad and mask.grad_fn is None
+    i = autograd.tensor([1, 2, 3])
+    assert not (i & 1).requires_grad and (~i).grad_fn is None
+    with pytest.raises(NotImplementedError):
+        x & 1                                         # a float operand, even with a history
+
+
+def _torch_views(torch, base, kind):
+    """(autograd tensor, torch tensor) views of the NumPy array base of one kind."""
+    pairs = autograd.tensor(base), torch.tensor(base)
+    if kind == "transposed":
+        return tuple(t.transpose(0, -1) for t in pairs)
+    if kind == "sliced":
+        return tuple(t[::2] for t in pairs)
+    return pairs
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("name", sorted(BITWISE))
+def test_bitwise_against_torch(name, seed, device):
+    """Functions, methods, operators (reflected too) and in-place forms against PyTorch: result
+    dtype, values, and the exception type where PyTorch raises (float operands, casts)."""
+    torch = pytest.importorskip("torch")
+    fname, op, iop = BITWISE[name]
+    rng = np.random.default_rng(seed)
+    dtypes = ("bool", "int32", "int64", "float32")
+    kinds = ("contiguous", "transposed", "sliced")
+
+    def operand(shape):
+        if rng.random() < 0.25:                       # a Python number
+            return [True, 3, -7, 2.5][int(rng.integers(0, 4))], None
+        dt = dtypes[int(rng.integers(0, len(dtypes)))]
+        if dt == "bool":
+            base = rng.random(shape) < 0.5
+        else:
+            base = rng.integers(-100, 100, shape).astype(dt)
+        a, t = _torch_views(torch, base, kinds[int(rng.integers(0, 3))] if base.ndim else "")
+        return a.to(device), t
+
+    for _ in range(10):
+        s1, s2 = broadcast_pair(int(rng.integers(1 << 30)))
+        (a, ta), (b, tb) = operand(s1), operand(s2)
+        ta = a if ta is None else ta
+        tb = b if tb is None else tb
+        if ta is a and tb is b:
+            continue
+        forms = [lambda lib, x, y: op(x, y), lambda lib, x, y: getattr(lib, fname)(x, y)]
+        if isinstance(a, autograd.Tensor):
+            forms.append(lambda lib, x, y: getattr(x, fname)(y))
+        for form in forms:
+            try:
+                ref = form(torch, ta, tb)
+            except (RuntimeError, TypeError) as e:
+                with pytest.raises(type(e)):
+                    form(autograd, a, b)
+                continue
+            out = form(autograd, a, b)
+            assert out.dtype.name == str(ref.dtype)[6:], (name, a, b)
+            assert out.device == device and not out.requires_grad
+            np.testing.assert_array_equal(out.numpy(), ref.numpy())
+        if isinstance(a, autograd.Tensor):            # in place, on a copy
+            a2, ta2 = a.clone(), ta.clone()
+            try:
+                iop(ta2, tb)
+            except (RuntimeError, TypeError) as e:
+                with pytest.raises(type(e)):
+                    iop(a2, b)
+                np.testing.assert_array_equal(a2.numpy(), a.numpy())
+                continue
+            r = iop(a2, b)
+            assert r is a2 and a2.dtype == a.dtype
+            np.testing.assert_array_equal(a2.numpy(), ta2.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int32", "int64", "float32", "float64"])
+def test_bitwise_not_against_torch(dtype, device):
+    torch = pytest.importorskip("torch")
+    base = np.random.default_rng(1).integers(-50, 50, (3, 4)).astype(dtype)
+    a, t = autograd.tensor(base).to(device).t(), torch.tensor(base).t()
+    for form in (lambda lib, x: ~x, lambda lib, x: x.bitwise_not(),
+                 lambda lib, x: lib.bitwise_not(x)):
+        try:
+            ref = form(torch, t)
+        except (RuntimeError, TypeError) as e:
+            with pytest.raises(type(e)) as got:
+                form(autograd, a)
+            assert str(got.value).replace("cuda", "cpu") == str(e)
+            continue
+        out = form(autograd, a)
+        assert out.dtype.name == str(ref.dtype)[6:] and not out.requires_grad
+        np.testing.assert_array_equal(out.numpy(), ref.numpy())
