@@ -150,13 +150,53 @@ def _split_fast(M, N, K, fast):
     return best
 
 
+class _Plan:
+    """What a repeated product of one layout reuses (see matmul): the kernel, its by-value
+    arguments, the global and local sizes, and the split-K partials' shape (or None)."""
+    __slots__ = ("knl", "consts", "gsize", "lsize", "part_shape")
+
+    def __init__(self, knl, consts, gsize, lsize, part_shape):
+        self.knl, self.consts, self.gsize, self.lsize = knl, consts, gsize, lsize
+        self.part_shape = part_shape
+
+
+_plans = {}          # (type, layouts of a, b and c, a1, b1, batch) -> _Plan
+_PLANS_MAX = 4096
+
+
 def matmul(a, b, c, a1, b1, batch):
     """c[...] = a @ b for device arrays (a, b already of c's dtype; a1/b1: a or b was 1-d;
     batch: the broadcast batch shape).
 
     Unbatched products read row-major and transposed operands in place (the general kernel
     takes both steps) and, when their output tiles would leave compute units idle, split K over
-    the launch's batch and add the slices up with one reduction (split-K)."""
+    the launch's batch and add the slices up with one reduction (split-K). A product whose
+    operands need no copy is planned once per layout (the tile and split-K choices, and the
+    environment variables above, are read then): a repeat only sets the buffers and enqueues."""
+    ac, bc, cc = a._cl(), b._cl(), c._cl()
+    key = (cc[2], ac[1:], bc[1:], cc[1:], a1, b1, batch)
+    plan = _plans.get(key)
+    if plan is None:
+        return _matmul_planned(a, b, c, a1, b1, batch, key)
+    from carray._opencl import _reduce
+    knl = plan.knl
+    part = None
+    cbuf = cc[0]
+    if plan.part_shape is not None:
+        import carray
+        part = carray.empty(plan.part_shape, dtype=c.dtype, device="gpu")
+        cbuf = part._cl()[0]
+    set_buffers(knl, [0, cbuf, 1, ac[0], 2, bc[0]])
+    set_bytes(knl, plan.consts)
+    _enqueue(runtime().queue, knl, plan.gsize, plan.lsize)
+    if part is not None:
+        _reduce.reduce(part, _reduce.R_SUM, (True, False, False), out=c)
+    return c
+
+
+def _matmul_planned(a, b, c, a1, b1, batch, key):
+    """matmul() the first time for key: choose and launch, and keep the plan when a repeat can
+    reuse it (no operand copied, c contiguous from offset 0 when K is split)."""
     import carray
     from carray._opencl import _reduce
 
@@ -214,10 +254,17 @@ def matmul(a, b, c, a1, b1, batch):
             ints = (M, N, K, lda, ldb, N, sa, sb, M * N, aoff, boff, coff, csa, csb, split)
         tm, tn, bk, wm, wn = cfg
         knl = _kernel(t, cfg, fast is not None, csa != 1, csb != 1)
+        consts = [v for i, x in enumerate(ints, 3) for v in (i, struct.pack(fmt, x))]
         set_buffers(knl, [0, cbuf, 1, abuf, 2, bbuf])
-        set_bytes(knl, [v for i, x in enumerate(ints, 3) for v in (i, struct.pack(fmt, x))])
+        set_bytes(knl, consts)
         nx, ny = tn // wn, tm // wm
-        _enqueue(rt.queue, knl, (-(-N // tn) * nx, -(-M // tm) * ny, launches), (nx, ny, 1))
+        gsize, lsize = (-(-N // tn) * nx, -(-M // tm) * ny, launches), (nx, ny, 1)
+        _enqueue(rt.queue, knl, gsize, lsize)
+        if target is c and abuf is a._cl()[0] and bbuf is b._cl()[0] and \
+                (part is None or c._cl()[1] == 0):
+            if len(_plans) >= _PLANS_MAX:
+                _plans.clear()
+            _plans[key] = _Plan(knl, consts, gsize, lsize, None if part is None else part.shape)
         if part is not None:
             if target._cl()[1] == 0:
                 _reduce.reduce(part, _reduce.R_SUM, (True, False, False), out=target)

@@ -58,48 +58,83 @@ def _args(idx, oshape, ost, off, ishape, ist):
             _layout.pack(idx, list(ishape) + list(ist) + [0]))
 
 
-def reduce(a, op, reduced, out=None):
-    """a (a device Array) reduced with op over the dims flagged in `reduced`; the result keeps
-    every dim (size 1 where reduced), C-contiguous, a's dtype. out: a C-contiguous device Array
-    of a's dtype, as many elements and offset 0, to write instead (returned as it is)."""
-    import carray
+_plans = {}          # (type, op, shape, strides, offset, reduced) -> _Plan
+_PLANS_MAX = 4096
 
-    buf, off, t, shape, strides = a._cl()
-    if out is None:
-        out = carray.empty(tuple(1 if r else n for n, r in zip(shape, reduced)), dtype=a.dtype,
-                           device="gpu")
-    M = out.size
+
+class _Plan:
+    """What a repeated reduction of one layout reuses: the result's shape, the partials' shape
+    (two passes) or None, and each launch as (kernel, items, group, arguments), the arguments
+    "out", "in" and "part" standing for the buffers of that call."""
+    __slots__ = ("out_shape", "part_shape", "steps")
+
+    def __init__(self, out_shape, part_shape, steps):
+        self.out_shape, self.part_shape, self.steps = out_shape, part_shape, steps
+
+
+def _plan(t, op, shape, strides, off, reduced):
+    """The launches of a reduction of this layout (see reduce)."""
+    out_shape = tuple(1 if r else n for n, r in zip(shape, reduced))
+    M = 1
+    for n in out_shape:
+        M *= n
     if M == 0:
-        return out
+        return _Plan(out_shape, None, [])
     K = 1
     for n, r in zip(shape, reduced):
         if r:
             K *= n
     oshape, ost, ishape, ist = _split(shape, strides, off, reduced)
-    n_all = M * K
-    idx = _layout.index_type(n_all, list(shape), [list(strides)], [off])
+    idx = _layout.index_type(M * K, list(shape), [list(strides)], [off])
     groups, items, _ = _program(t, op, len(oshape), len(ishape), idx)
     lo, li = _args(idx, oshape, ost, off, ishape, ist)
-    obuf = out._cl()[0]
     P = _layout.pack
     if K <= 64 or M >= 4096 and K <= 1024:
-        launch(items, M, [obuf, buf, lo, li, P(idx, [K]), P(idx, [M])])
-        return out
+        return _Plan(out_shape, None, [(items, M, None, ["out", "in", lo, li, P(idx, [K]),
+                                                          P(idx, [M])])])
     G = 1
     if M < 256:
         G = max(1, min(-(-K // (WG * 8)), 1024 // M))
     if G == 1:
-        launch(groups, M * WG, [obuf, buf, lo, li, P(idx, [K]), P(idx, [1]), P(idx, [K])], WG)
-        return out
+        return _Plan(out_shape, None, [(groups, M * WG, WG, ["out", "in", lo, li, P(idx, [K]),
+                                                              P(idx, [1]), P(idx, [K])])])
     chunk = -(-K // G)
-    part = carray.empty((M, G), dtype=a.dtype, device="gpu")
-    launch(groups, M * G * WG, [part._cl()[0], buf, lo, li, P(idx, [K]), P(idx, [G]),
-                                P(idx, [chunk])], WG)
     # second pass: the M x G partials, contiguous
     g2, _, _ = _program(t, op, 1, 1, idx)
     lo2, li2 = _args(idx, [M], [G], 0, [G], [1])
-    launch(g2, M * WG, [obuf, part._cl()[0], lo2, li2, P(idx, [G]), P(idx, [1]),
-                        P(idx, [G])], WG)
+    return _Plan(out_shape, (M, G), [
+        (groups, M * G * WG, WG, ["part", "in", lo, li, P(idx, [K]), P(idx, [G]),
+                                  P(idx, [chunk])]),
+        (g2, M * WG, WG, ["out", "part", lo2, li2, P(idx, [G]), P(idx, [1]), P(idx, [G])])])
+
+
+def reduce(a, op, reduced, out=None):
+    """a (a device Array) reduced with op over the dims flagged in `reduced`; the result keeps
+    every dim (size 1 where reduced), C-contiguous, a's dtype. out: a C-contiguous device Array
+    of a's dtype, as many elements and offset 0, to write instead (returned as it is).
+
+    One work item per output for short reductions, else work-group trees (two passes when few
+    outputs reduce many elements). Planned once per layout: a repeat only sets the buffers and
+    enqueues."""
+    import carray
+
+    buf, off, t, shape, strides = a._cl()
+    key = (t, op, shape, strides, off, tuple(reduced))
+    plan = _plans.get(key)
+    if plan is None:
+        if len(_plans) >= _PLANS_MAX:
+            _plans.clear()
+        plan = _plans[key] = _plan(t, op, shape, strides, off, reduced)
+    if out is None:
+        out = carray.empty(plan.out_shape, dtype=a.dtype, device="gpu")
+    if not plan.steps:
+        return out
+    bufs = {"out": out._cl()[0], "in": buf}
+    if plan.part_shape is not None:
+        part = carray.empty(plan.part_shape, dtype=a.dtype, device="gpu")
+        bufs["part"] = part._cl()[0]
+    for knl, items, group, args in plan.steps:
+        launch(knl, items, [bufs[x] if type(x) is str else x for x in args], group)
     return out
 
 

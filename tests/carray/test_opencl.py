@@ -219,6 +219,8 @@ def test_matmul_tiles_and_out():
 def test_matmul_fast_path(tile, monkeypatch):
     """float32 shapes that are multiples of a fast tile (batched, broadcast, transposed, an
     offset view, an out= view) against the host, and an unaligned K falling back."""
+    from carray._opencl import _matmul
+    monkeypatch.setattr(_matmul, "_plans", {})    # products planned under other settings
     if tile:
         monkeypatch.setenv("CARRAY_OPENCL_GEMM", tile)
     cases = [((128, 64), (64, 128)), ((2, 128, 128), (128, 256)), ((3, 128, 64), (3, 64, 128)),
@@ -308,6 +310,7 @@ def test_pools_and_gradients(kw):
 @pytest.mark.parametrize("split", [False, True])
 def test_matmul_transposed_operands_and_split_k(dtype, split, monkeypatch):
     from carray._opencl import _matmul
+    monkeypatch.setattr(_matmul, "_plans", {})    # products planned under other settings
     if split:      # ask for more work groups than any device has: every unbatched product splits K
         monkeypatch.setattr(_matmul, "_want", lambda: 10**6)
     for M, N, K in [(8, 9, 700), (16, 72, 1000), (128, 128, 1024), (5, 7, 3), (256, 128, 784)]:
@@ -319,6 +322,7 @@ def test_matmul_transposed_operands_and_split_k(dtype, split, monkeypatch):
                              (ca_, bt.T, ga, bt.to("gpu").T), (at.T, bt.T, at.to("gpu").T,
                                                                bt.to("gpu").T)]:
             same(gx @ gy, x @ y, 1e-3)
+            same(gx @ gy, x @ y, 1e-3)      # the planned repeat
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -375,3 +379,17 @@ def test_missing_pyopencl_and_float64_messages(monkeypatch):
     monkeypatch.setattr(ca.opencl, "fp64", False)
     with pytest.raises(TypeError, match="float64"):
         ca.ones(3, dtype="float64", device="gpu")
+
+
+def test_planned_reductions_and_products_take_each_call_s_buffers():
+    """A repeat of a planned reduction (one and two passes) or product with other arrays of
+    the same layout reads those arrays, not the first call's."""
+    for shape, axis in [((3, 50000), 1), ((300, 7), 0), ((5, 6), None)]:
+        for seed in range(3):
+            n = np.random.default_rng(seed).standard_normal(shape).astype("float32")
+            same(ca.sum(ca.array(n).to("gpu"), axis=axis), ca.sum(ca.array(n), axis=axis), 1e-4)
+    for seed in range(3):
+        na, nb = values("float32", (64, 700)), values("float32", (32, 700))
+        na = na + seed
+        same(ca.array(na).to("gpu") @ ca.array(nb).to("gpu").T, ca.array(na) @ ca.array(nb).T,
+             1e-3)
