@@ -87,7 +87,7 @@ cdef object _getitem(Array a, object key):
     if PySlice_Check(key) and a.ndim > 0:
         PySlice_Unpack(key, &start, &stop, &step)
         shape[0] = PySlice_AdjustIndices(a.shape_[0], &start, &stop, step)
-        strides[0] = a.strides_[0] * step
+        strides[0] = a.strides_[0] * (step if shape[0] > 0 else 1)   # NumPy: empty, step 1
         for d in range(1, a.ndim):
             shape[d] = a.shape_[d]
             strides[d] = a.strides_[d]
@@ -121,7 +121,7 @@ cdef object _getitem(Array a, object key):
             PySlice_Unpack(k, &start, &stop, &step)
             n = PySlice_AdjustIndices(a.shape_[src], &start, &stop, step)
             shape[nd] = n
-            strides[nd] = a.strides_[src] * step
+            strides[nd] = a.strides_[src] * (step if n > 0 else 1)   # NumPy: empty, step 1
             if n > 0:
                 offset += start * a.strides_[src]
             nd += 1
@@ -204,7 +204,7 @@ cdef object _advanced(Array a, tuple key, object value, int mode):
             PySlice_Unpack(k, &start, &stop, &step)
             n = PySlice_AdjustIndices(a.shape_[src], &start, &stop, step)
             vshape[nd] = n
-            vstrides[nd] = a.strides_[src] * step
+            vstrides[nd] = a.strides_[src] * (step if n > 0 else 1)
             if n > 0:
                 offset += start * a.strides_[src]
             nd += 1

@@ -547,3 +547,17 @@ def test_setitem_mask_with_values():
     _assign(a, n, m, m, np.arange(k), ca.arange(k))
     _assign(a, n, m, m, np.arange(k + 1), ca.arange(k + 1))      # wrong length: ValueError
     _assign(a, n, (m[:, 0], slice(None)), (m[:, 0], slice(None)), np.arange(4), ca.arange(4))
+
+
+def test_empty_slices_have_numpy_strides(device):
+    """A slice that selects nothing gets the stride of step 1 (NumPy's rule), whatever its step:
+    layouts derived from strides (concatenate's result) then follow NumPy's too."""
+    base = np.arange(60).reshape(3, 4, 5)
+    for key in [np.s_[:, :, 2:2:2], np.s_[1:1:-3], np.s_[::2, 3:1:2, ::-1], np.s_[..., 4:0:3]]:
+        a = on(base, device)[key]
+        assert a.shape == base[key].shape and a.strides == base[key].strides, key
+    x = np.array([False, True]).reshape(1, 2, 1)
+    empty = np.zeros((1, 2, 3), bool)[:, :, 0:0:2]
+    got = ca.concatenate([on(x, device), on(np.zeros((1, 2, 3), bool), device)[:, :, 0:0:2]],
+                         axis=-1)
+    assert got.strides == np.concatenate([x, empty], axis=-1).strides
