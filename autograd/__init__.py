@@ -16,17 +16,19 @@ from autograd.tensor import Tensor, device
 from autograd.function import Function, once_differentiable
 from autograd.engine import backward, grad
 from autograd.ops import (  # the op functions (they are also Tensor methods)
-                          abs, add, all, allclose, amax, amin, any, argmax, argmin,
+                          abs, add, all, allclose, amax, amin, any, argmax, argmin, argsort,
                           bitwise_and, bitwise_not, bitwise_or, bitwise_xor, bmm, cat, ceil,
                           chunk, clamp, clamp_max, clamp_min, clone, concat, concatenate, cos,
-                          div, dot, eq, equal, exp, expm1, flatten, flip, floor, floor_divide,
+                          cumprod, cumsum, div, dot, eq, equal, exp, expm1, flatten, flip,
+                          floor, floor_divide,
                           gather, ge, gt, index_select, isfinite, isinf, isnan, le,
                           log, log10, log1p, log2, log_softmax, logical_and, logical_not,
                           logical_or, logical_xor, logsumexp, lt, masked_select, matmul, max,
                           maximum, mean, min, minimum, mm, mul, ne, neg, norm, narrow, outer,
                           permute, pow, prod, reciprocal, relu, remainder, reshape, round, rsqrt,
-                          sigmoid, sign, sin, softmax, split, sqrt, square, squeeze, stack, std,
-                          sub, sum, tanh, transpose, trunc, unbind, unflatten, unsqueeze, var,
+                          sigmoid, sign, sin, softmax, sort, split, sqrt, square, squeeze, stack,
+                          std, sub, sum, tanh, topk, transpose, trunc, unbind, unflatten,
+                          unsqueeze, var,
                           where)
 from autograd.factories import (Generator, arange, as_tensor, empty, empty_like, eye,
                                 from_numpy, full, full_like, get_default_dtype, initial_seed,

@@ -42,6 +42,7 @@ from carray._creation import (
     zeros,
     zeros_like,
 )
+from carray._cumulative import cumprod, cumsum
 from carray._dtype import (
     DType,
     as_dtype as dtype,
@@ -74,6 +75,7 @@ from carray._join import (
     vstack,
 )
 from carray._matmul import matmul
+from carray._sort import argsort, sort
 from carray._storage import cache_info, empty_cache, set_cache_limit
 from carray._ufunc import (
     abs,

@@ -786,6 +786,26 @@ cdef class Array:
         """Index of the smallest element (see carray.argmin)."""
         return _ufunc.argmin(self, axis, out, keepdims)
 
+    def cumsum(self, axis=None, dtype=None, out=None):
+        """Cumulative sum along axis (see carray.cumsum)."""
+        from carray._cumulative import cumsum
+        return cumsum(self, axis, dtype, out)
+
+    def cumprod(self, axis=None, dtype=None, out=None):
+        """Cumulative product along axis (see carray.cumprod)."""
+        from carray._cumulative import cumprod
+        return cumprod(self, axis, dtype, out)
+
+    def sort(self, axis=-1, kind=None, order=None, *, stable=None):
+        """Sort in place along axis, stably, NaNs last; returns None (see carray.sort)."""
+        from carray._sort import sort_inplace
+        sort_inplace(self, axis, kind, order, stable)
+
+    def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
+        """The int64 indices that sort the array along axis (see carray.argsort)."""
+        from carray._sort import argsort
+        return argsort(self, axis, kind, order, stable=stable)
+
     def clip(self, min=None, max=None, out=None):
         """The elements limited to [min, max] (see carray.clip)."""
         return _ufunc.clip(self, min, max, out)

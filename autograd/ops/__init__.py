@@ -19,6 +19,8 @@ from autograd.ops.reduce import (AmaxDims, LogSoftmax, LogSumExp, MatMul, MaxAll
                                  MaxValues, MinValues, Prod, Softmax, Sum, Var)
 from autograd.ops.shape import (Cat, Clone, Expand, Flip, Index, IndexPut, Pad, Permute, Reshape,
                                 Squeeze, Stack, ToCopy, Transpose, Unsqueeze, index_key, is_basic)
+from autograd.ops.sort import (Cumprod, Cumsum, Sort, SortResult, TopkResult,
+                               sorted_along as _sorted_along)
 from autograd.tensor import Tensor
 
 def _tensor_arg(x, like=None):
@@ -440,6 +442,59 @@ def all(input, dim=None, keepdim=False):
 def any(input, dim=None, keepdim=False):
     axis = dim if dim is None or dim == () else norm_dims(dim, input.data.ndim)
     return wrap(carray.any(input.data, axis=axis, keepdims=keepdim))
+
+
+def _cumulative(fn_class, input, dim, dtype):
+    """fn_class (Cumsum or Cumprod) applied to input cast to dtype (bool and ints: int64)."""
+    if dtype is None and input.data.dtype.kind in "biu":
+        dtype = carray.int64
+    if dtype is not None and carray.dtype(dtype) != input.data.dtype:
+        input = input.to(dtype)
+    return fn_class.apply(input, dim)
+
+
+def cumsum(input, dim, *, dtype=None):
+    """Cumulative sum along dim (bool and ints sum to int64; dtype= casts the input first);
+    the gradient is the reverse cumulative sum of g. IndexError for a bad dim."""
+    return _cumulative(Cumsum, input, dim, dtype)
+
+
+def cumprod(input, dim, *, dtype=None):
+    """Cumulative product along dim (dtypes as cumsum); the gradient is exact also where the
+    input has zeros. IndexError for a bad dim."""
+    return _cumulative(Cumprod, input, dim, dtype)
+
+
+def sort(input, dim=-1, descending=False, *, stable=False):
+    """(values, indices) sorted along dim: a namedtuple `sort`, as torch.return_types.sort.
+    Always stable (ties keep their original order, also when descending, whatever stable=
+    says); NaN sorts as the largest value. Gradients flow from values to the positions they
+    came from. IndexError for a bad dim."""
+    values, indices = Sort.apply(input, dim, descending, None)
+    return SortResult(values, indices)
+
+
+def argsort(input, dim=-1, descending=False, *, stable=False):
+    """The int64 indices that sort input along dim (stably, as sort). IndexError for a bad
+    dim."""
+    a = input.data
+    return wrap(_sorted_along(a, norm_dim(dim, a.ndim), descending)[1])
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    """The k largest (or smallest) entries along dim and their indices: a namedtuple `topk`.
+    NaN counts as the largest value; the values always come sorted, ties in their original
+    order (PyTorch may order tied indices differently; the values are the same). Raises
+    RuntimeError when k is not in [0, size of dim] or input is bool, IndexError for a bad
+    dim."""
+    a = input.data
+    d = norm_dim(dim, a.ndim)
+    if a.dtype.kind == "b":
+        raise RuntimeError("topk does not support bool dtypes")
+    if not 0 <= k <= (a.shape[d] if a.ndim else 1):
+        raise RuntimeError("selected index k out of range")
+    values, indices = Sort.apply(input, d, largest, k)
+    return TopkResult(values, indices)
 
 
 def logsumexp(input, dim, keepdim=False):
@@ -910,6 +965,8 @@ _METHODS = {
     "sum": sum, "mean": mean, "var": var, "std": std, "prod": prod, "max": max, "min": min,
     "amax": amax, "amin": amin, "argmax": argmax, "argmin": argmin, "all": all, "any": any,
     "logsumexp": logsumexp, "softmax": softmax, "log_softmax": log_softmax, "norm": norm,
+    # cumulative and sorting
+    "cumsum": cumsum, "cumprod": cumprod, "sort": sort, "argsort": argsort, "topk": topk,
     # shape
     "reshape": lambda self, *shape: reshape(self, shape_arg(shape)), "view": _view,
     "permute": _permute, "transpose": transpose, "swapaxes": transpose, "squeeze": squeeze,

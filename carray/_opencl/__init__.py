@@ -22,3 +22,5 @@ from carray._opencl._reduce import arg, reduce  # noqa: E402
 from carray._opencl._matmul import matmul  # noqa: E402
 from carray._opencl import _nn as nn  # noqa: E402
 from carray._opencl._index import move_blocks  # noqa: E402
+from carray._opencl._scan import scan  # noqa: E402
+from carray._opencl._sort import sort_lanes  # noqa: E402
