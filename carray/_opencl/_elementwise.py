@@ -153,10 +153,10 @@ def run(kind, code, t, out, inputs):
             if svals is None:
                 svals = []
             svals.append(x.item())
-        elif buf is obuf:
-            key = None      # the output's buffer read through another operand: no plan
+        elif buf is obuf and xc[1:] != oc[1:]:
+            key = None      # another view of the output's buffer: no plan (see _run_planned)
             break
-        else:
+        else:               # (the output itself as an operand is planned: y += b)
             key.append(xc[1:])
             bufs.append(k)
             bufs.append(buf)

@@ -48,16 +48,30 @@ def _expect_check(code, message):
     _bad_pending[code] = message
 
 
-def check_pending():
-    """Raise the IndexError of a kernel that found a bad index (a max_pool2d_grad index outside
-    its plane, a cross-entropy target outside its classes), when one ran since the last check.
-    Called after each download (the queue has drained): the kernels check on the device and the
-    verdict is read with the next host read, rather than waiting for the queue on every call."""
+def read_flag_with_next_read():
+    """When kernels' index checks are pending: queue a read of the flag into a host array, so
+    the blocking read the caller queues next returns with it (one wait for both); else None."""
     if not _bad_pending:
+        return None
+    import carray
+    host = carray.empty((1,), dtype="int32")
+    rt = runtime()
+    rt.cl.enqueue_copy(rt.queue, memoryview(host).cast("B"), _bad._cl()[0],
+                       src_offset=_bad._cl()[1] * 4, is_blocking=False)
+    return host
+
+
+def check_pending(flag):
+    """Raise the IndexError of a kernel that found a bad index (a max_pool2d_grad index outside
+    its plane, a cross-entropy target outside its classes), when one ran before the flag was
+    read (flag: read_flag_with_next_read's array, after the caller's blocking read). The
+    kernels check on the device and the verdict comes back with the next host read, rather
+    than waiting for the queue on every call."""
+    if flag is None:
         return
     messages = dict(_bad_pending)
     _bad_pending.clear()
-    code = _bad.to("cpu").item()
+    code = flag.tolist()[0]
     if code:
         _bad.fill(0)
         raise IndexError(messages.get(code, "an index is out of bounds") + " (found on the "

@@ -21,11 +21,13 @@ def download(a):
         a = a.copy()
     buf, off, num, shape, _ = a._cl()
     host = carray.empty(shape, dtype=a.dtype)
+    flag = _nn.read_flag_with_next_read()   # kernels' index checks, read with this read
     if host.size:
         rt.cl.enqueue_copy(rt.queue, memoryview(host).cast("B"), buf,
                            src_offset=off * a.itemsize, is_blocking=True)
-    if _nn._bad_pending:
-        _nn.check_pending()          # kernels' index checks, read now the queue has drained
+    elif flag is not None:
+        rt.queue.finish()
+    _nn.check_pending(flag)
     return host
 
 
