@@ -115,6 +115,9 @@ def _want():
 TINY = (16, 16, 16, 1, 1)
 SPLIT_MIN_K = 128          # the shortest K slice worth its own work group (split-K)
 SPLIT_MAX = 512
+# K shorter than this never splits: the split's second launch (the reduction) costs the host
+# more than the idle compute units cost the device (an MLP step is bound by its launches)
+SPLIT_FROM_K = 1000
 
 
 def _split_general(M, N, K, cfg):
@@ -123,7 +126,7 @@ def _split_general(M, N, K, cfg):
     of the launch, and the partial products are summed by a reduction."""
     tiles = -(-M // cfg[0]) * -(-N // cfg[1])
     want = _want()
-    if tiles >= want or K < 2 * SPLIT_MIN_K:
+    if tiles >= want or K < SPLIT_FROM_K:
         return 0
     S = min(-(-want // tiles), K // SPLIT_MIN_K, SPLIT_MAX)
     if S < 2:
@@ -138,7 +141,7 @@ def _split_fast(M, N, K, fast):
     tm, tn, bk = fast
     tiles = (M // tm) * (N // tn)
     want = _want()
-    if tiles >= want:
+    if tiles >= want or K < SPLIT_FROM_K:
         return 0
     best = 0
     for S in range(2, SPLIT_MAX + 1):
