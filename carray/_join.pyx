@@ -470,7 +470,8 @@ def array_split(ary, indices_or_sections, axis=0):
 
 def split(ary, indices_or_sections, axis=0):
     """array_split, except that an int number of sections must divide the axis exactly:
-    ValueError 'array split does not result in an equal division' otherwise."""
+    ValueError 'array split does not result in an equal division' otherwise (ZeroDivisionError
+    for 0 sections, as NumPy)."""
     cdef Array a
     try:
         len(indices_or_sections)
@@ -478,8 +479,8 @@ def split(ary, indices_or_sections, axis=0):
         a = ary if isinstance(ary, Array) else as_array(ary, -1)
         n = a.shape_[normalize_axis(axis, a.ndim)]
         sections = indices_or_sections
-        if sections == 0:
-            raise ValueError("number sections must be larger than 0., got 0") from None
+        if sections == 0:       # NumPy's type (its n % 0 fails), with a message that says why
+            raise ZeroDivisionError("integer modulo by zero: split into 0 sections") from None
         if n % sections:
             raise ValueError(f"array split does not result in an equal division: axis {axis} "
                              f"of length {n} into {sections} sections") from None

@@ -5,8 +5,6 @@ from autograd.nn.module import Module
 
 __all__ = ["BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "L1Loss", "MSELoss", "NLLLoss"]
 
-_REDUCTIONS = ("none", "mean", "sum")
-
 
 def _legacy_reduction(size_average, reduce):
     """The reduction the deprecated size_average/reduce arguments ask for."""
@@ -18,14 +16,13 @@ def _legacy_reduction(size_average, reduce):
 
 
 class _Loss(Module):
-    """Holds `reduction` ('none', 'mean' or 'sum'; ValueError otherwise)."""
+    """Holds `reduction` ('none', 'mean' or 'sum'; another value raises ValueError when the
+    loss is computed, as in PyTorch)."""
 
     def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
         if size_average is not None or reduce is not None:
             reduction = _legacy_reduction(size_average, reduce)
-        if reduction not in _REDUCTIONS:
-            raise ValueError(f"{reduction} is not a valid value for reduction")
         self.reduction = reduction
 
 

@@ -182,8 +182,9 @@ def test_losses_against_numpy():
     bcel = -(_np(t) * np.log(s) + (1 - _np(t)) * np.log(1 - s))
     np.testing.assert_allclose(nn.BCEWithLogitsLoss()(a, t).item(), bcel.mean(), rtol=1e-5)
     assert repr(nn.CrossEntropyLoss()) == "CrossEntropyLoss()"
-    with pytest.raises(ValueError):
-        nn.MSELoss(reduction="avg")
+    bad = nn.MSELoss(reduction="avg")       # PyTorch accepts it here and raises on use
+    with pytest.raises(ValueError, match="avg is not a valid value for reduction"):
+        bad(a, t)
     weighted = nn.CrossEntropyLoss(weight=autograd.ones(5))
     assert "weight" in dict(weighted.named_buffers())
 
