@@ -10,14 +10,7 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
 from carray._array cimport (Array, as_array, copy_into, gpu_backend, new_array_on, normalize_axis,
                             on_gpu, parse_dtype_num)
-from carray._dtype cimport BOOL, FLOAT32, FLOAT64, INT32, INT64, bool_t
-
-ctypedef fused num_t:
-    bool_t
-    int32_t
-    int64_t
-    float
-    double
+from carray._dtype cimport BOOL, FLOAT32, FLOAT64, INT32, INT64, bool_t, num_t
 
 cdef enum:
     SCAN_SUM = 0

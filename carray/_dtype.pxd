@@ -11,6 +11,14 @@ cdef enum:
 
 ctypedef unsigned char bool_t   # one byte, 0 or 1, as NumPy's bool
 
+# the element types of the five dtypes, for loops written once for all of them
+ctypedef fused num_t:
+    bool_t
+    int32_t
+    int64_t
+    float
+    double
+
 cdef class DType:
     cdef readonly str name
     cdef readonly int num

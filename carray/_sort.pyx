@@ -13,15 +13,9 @@ from libc.string cimport memcpy
 
 from carray._array cimport (Array, as_array, copy_into, gpu_backend, new_array_on, normalize_axis,
                             on_gpu)
-from carray._dtype cimport BOOL, FLOAT32, FLOAT64, INT32, INT64, bool_t, itemsize_of
+from carray._dtype cimport (BOOL, FLOAT32, FLOAT64, INT32, INT64, bool_t, itemsize_of,
+                            num_t)
 from carray._strided cimport max_threads
-
-ctypedef fused num_t:
-    bool_t
-    int32_t
-    int64_t
-    float
-    double
 
 cdef enum:
     RUN = 16                 # lanes are insertion sorted in runs of this length, then merged

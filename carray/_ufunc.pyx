@@ -23,7 +23,7 @@ from carray._array cimport (Array, as_array, check_same_device, copy_into, gpu_b
                             install_op_hooks, make_view, may_overlap, new_array, new_array_on,
                             normalize_axis, on_gpu, parse_dtype_num)
 from carray._dtype cimport (BOOL, FLOAT32, FLOAT64, INT32, INT64, bool_t, dtype_of, itemsize_of,
-                            promote_nums)
+                            num_t, promote_nums)
 from carray._kernel_table cimport *
 from carray._strided cimport (MAXDIMS, MAXOPS, NdLoop, loop1d_t, max_threads, prepare_loop,
                               prepare_loop_by, run_loop)
@@ -981,14 +981,6 @@ def all(a, axis=None, out=None, keepdims=False):
 
 
 # -- argmax / argmin ----------------------------------------------------------------------------
-
-ctypedef fused num_t:
-    bool_t
-    int32_t
-    int64_t
-    float
-    double
-
 
 cdef void _arg_rows(num_t* x, Py_ssize_t rows, Py_ssize_t n, int64_t* out,
                     bint want_max) noexcept nogil:
