@@ -438,7 +438,14 @@ def _modified_error(tensor, node, expected, actual):
 
 
 def _check_inplace_allowed(t):
-    """RuntimeError when t (or the tensor it views) is a leaf that requires grad."""
+    """RuntimeError when t (or the tensor it views) is a leaf that requires grad, or t is (a
+    view of) one of the views split/unbind return (PyTorch's rule for multi-output views)."""
+    if t._multi_view is not None:
+        name, i = t._multi_view
+        raise RuntimeError(f"Output {i} of {name} is a view and is being modified inplace. This "
+                           f"view is the output of a function that returns multiple views. Such "
+                           f"functions do not allow the output views to be modified inplace. You "
+                           f"should replace the inplace operation by an out-of-place one.")
     if t.grad_fn is None and t._rg:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")

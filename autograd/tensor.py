@@ -31,6 +31,8 @@ class Tensor:
     _base = None         # the tensor this one is a view of (always the non-view one)
     _view_of = None      # (parent, method name, args): how to remake this view from its parent
     _view_version = 0    # the version when this view's grad_fn was made (see function._edge)
+    _multi_view = None   # (op name, output number) for views made by split/unbind, and views of
+                         # them: PyTorch refuses to record in-place ops on those
     _accum = None        # this leaf's AccumulateGrad node, made on first use
     _hooks = None        # hooks of a leaf (register_hook), run before accumulation
     __array_priority__ = 1000

@@ -623,10 +623,19 @@ def split(tensor, split_size_or_sections, dim=0):
                                f"split_sizes={sizes}")
     out = []
     start = 0
+    name = "Split" if isinstance(split_size_or_sections, int) else "SplitWithSizes"
     for size in sizes:
-        out.append(tensor[(slice(None),) * d + (slice(start, start + size),)])
+        out.append(_multi_output_view(tensor[(slice(None),) * d + (slice(start, start + size),)],
+                                      name, len(out)))
         start += size
     return tuple(out)
+
+
+def _multi_output_view(t, name, i):
+    """t marked as output i of the multi-view op `name` (in-place ops on it then raise, as
+    PyTorch's)."""
+    t._multi_view = (name, i)
+    return t
 
 
 def chunk(input, chunks, dim=0):
@@ -639,7 +648,8 @@ def chunk(input, chunks, dim=0):
 
 def unbind(input, dim=0):
     d = norm_dim(dim, input.data.ndim)
-    return tuple(input[(slice(None),) * d + (i,)] for i in range(input.data.shape[d]))
+    return tuple(_multi_output_view(input[(slice(None),) * d + (i,)], "Unbind", i)
+                 for i in range(input.data.shape[d]))
 
 
 def narrow(input, dim, start, length):

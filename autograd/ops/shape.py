@@ -28,6 +28,7 @@ def view_result(x, arr, name, args):
     t._base = x._base if x._base is not None else x
     t._view_of = (x, name, args)
     t._view_version = x._vc[0]
+    t._multi_view = x._multi_view
     return t
 
 

@@ -327,3 +327,26 @@ def test_sibling_views_against_torch():
     np.testing.assert_allclose(out.item(), tout.item(), rtol=1e-12)
     np.testing.assert_allclose(np.asarray(x.grad.data), tx.grad.numpy(), rtol=1e-10)
     np.testing.assert_allclose(np.asarray(w.grad.data), tw.grad.numpy(), rtol=1e-10)
+
+
+@pytest.mark.parametrize("make, name", [
+    (lambda y: y.split(2), "Split"), (lambda y: y.split([1, 3]), "SplitWithSizes"),
+    (lambda y: y.chunk(2), "Split"), (lambda y: y.unbind(), "Unbind"),
+    (lambda y: autograd.split(y, 2), "Split"), (lambda y: autograd.unbind(y), "Unbind")])
+def test_inplace_on_multi_output_views_raises_when_recorded(make, name):
+    """PyTorch refuses to record an in-place op on a view that split/chunk/unbind returned (or
+    a view of one); without recording (no_grad, or nothing requires grad) it is allowed."""
+    x = autograd.arange(8.0).reshape(4, 2).requires_grad_()
+    for y in (x, x * 1):
+        for modify in (lambda v: v.add_(1), lambda v: v[0:1].mul_(2),
+                       lambda v: v.__setitem__(0, 5.0)):
+            with pytest.raises(RuntimeError, match=f"Output 1 of {name} is a view and is being "
+                                                    f"modified inplace"):
+                modify(make(y)[1])
+    with autograd.no_grad():
+        y = x * 1
+        make(y)[1].add_(1)
+    assert y.sum().item() > x.sum().item()
+    plain = autograd.arange(8.0).reshape(4, 2)
+    make(plain)[1].add_(1)
+    assert plain.sum().item() > 28
