@@ -1176,6 +1176,8 @@ def sgd_step(list params, list grads, double lr):
             raise ValueError("carray.nn internal: sgd_step needs float arrays")
         _check(p, "param", dt, p.shape)
         _check(g, "grad", dt, p.shape)
+        if not p.writeable:
+            raise ValueError("carray.nn internal: sgd_step needs writeable parameters")
         n = p.size_c()
         if dt == FLOAT32:
             with nogil:

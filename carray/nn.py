@@ -578,8 +578,8 @@ def sgd_step(params, grads, lr):
 
     params and grads are sequences of equally many Arrays, pairwise of one float dtype and shape,
     all on one device; parameters must be C-contiguous (they are written in place), gradients
-    may be any views. Raises ValueError for sequences of different lengths or a non-contiguous
-    parameter, RuntimeError for dtypes or shapes that do not fit, DeviceMismatchError for
+    may be any views. Raises ValueError for sequences of different lengths or a non-contiguous or
+    read-only parameter, RuntimeError for dtypes or shapes that do not fit, DeviceMismatchError for
     arrays on different devices."""
     op = "sgd_step"
     params, grads = list(params), list(grads)
@@ -590,6 +590,8 @@ def sgd_step(params, grads, lr):
         p_ = _array(p, f"params[{k}]", op)
         if p_ is not p:
             raise ValueError(f"{op}(): params[{k}] must be C-contiguous (it is updated in place)")
+        if not p.flags.writeable:
+            raise ValueError(f"{op}(): params[{k}] is read-only (it is updated in place)")
         g = _array(g, f"grads[{k}]", op, p.dtype.name)
         if g.shape != p.shape:
             raise RuntimeError(f"{op}(): grads[{k}] of size {_size(g.shape)} does not match "

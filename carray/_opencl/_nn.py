@@ -56,22 +56,23 @@ def read_flag_with_next_read():
     import carray
     host = carray.empty((1,), dtype="int32")
     rt = runtime()
-    rt.cl.enqueue_copy(rt.queue, memoryview(host).cast("B"), _bad._cl()[0],
-                       src_offset=_bad._cl()[1] * 4, is_blocking=False)
-    return host
+    # the event is kept (with host) until check_pending: pyopencl may wait when it is dropped
+    event = rt.cl.enqueue_copy(rt.queue, memoryview(host).cast("B"), _bad._cl()[0],
+                               src_offset=_bad._cl()[1] * 4, is_blocking=False)
+    return host, event
 
 
 def check_pending(flag):
     """Raise the IndexError of a kernel that found a bad index (a max_pool2d_grad index outside
     its plane, a cross-entropy target outside its classes), when one ran before the flag was
-    read (flag: read_flag_with_next_read's array, after the caller's blocking read). The
+    read (flag: read_flag_with_next_read's result, after the caller's blocking read). The
     kernels check on the device and the verdict comes back with the next host read, rather
     than waiting for the queue on every call."""
     if flag is None:
         return
     messages = dict(_bad_pending)
     _bad_pending.clear()
-    code = flag.tolist()[0]
+    code = flag[0].tolist()[0]
     if code:
         _bad.fill(0)
         raise IndexError(messages.get(code, "an index is out of bounds") + " (found on the "
@@ -300,11 +301,18 @@ def _sgd_kernel(t, n):
 def sgd_step(params, grads, lr):
     """params[k] -= lr * grads[k] for C-contiguous device arrays of float dtypes, up to 16
     parameters of one dtype per launch."""
-    by_type = {}
-    for p, g in zip(params, grads):
+    rounds = []          # [{(buffer, offset): pair}] by dtype: a parameter twice goes in two
+    for p, g in zip(params, grads):     # launches (two work items on one element would race)
         if p.size:
-            by_type.setdefault(p.dtype.num, []).append((p, g))
-    for t, pairs in by_type.items():
+            key = p._cl()[:2]
+            for r in rounds:
+                if r[0] == p.dtype.num and key not in r[1]:
+                    r[1][key] = (p, g)
+                    break
+            else:
+                rounds.append((p.dtype.num, {key: (p, g)}))
+    for t, pairs in rounds:
+        pairs = list(pairs.values())
         for i in range(0, len(pairs), _SGD_MAX):
             _sgd_launch(t, pairs[i:i + _SGD_MAX], lr)
 

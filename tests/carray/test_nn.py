@@ -866,6 +866,24 @@ def test_sgd_step_equals_subtract_of_multiply(device):
     nn.sgd_step([], [], 0.1)                                      # nothing to do
 
 
+def _read_only(n):
+    """A float32 carray Array over a read-only NumPy buffer."""
+    buf = np.zeros(n, np.float32)
+    buf.setflags(write=False)
+    a = ca.asarray(buf)
+    assert not a.flags.writeable
+    return a
+
+
+def test_sgd_step_same_parameter_twice(device):
+    """A parameter given twice is updated twice (in two launches on the device: two work items
+    on one element would race)."""
+    p = on(np.ones(1000, np.float32), device)
+    g = on(np.full(1000, 0.5, np.float32), device)
+    nn.sgd_step([p, p, p], [g, g, g], 1.0)
+    assert np.asarray(p.to("cpu")).tolist() == [-0.5] * 1000
+
+
 @pytest.mark.parametrize("call, exc, fragment", [
     (lambda: nn.sgd_step([ca.zeros(3)], [], 0.1), ValueError, "1 parameters but 0 gradients"),
     (lambda: nn.sgd_step([ca.zeros((3, 2)).T], [ca.zeros((2, 3))], 0.1), ValueError,
@@ -875,8 +893,10 @@ def test_sgd_step_equals_subtract_of_multiply(device):
      "dtype"),
     (lambda: nn.sgd_step([ca.zeros(3, dtype="int64")], [ca.zeros(3, dtype="int64")], 0.1),
      RuntimeError, "float32 or float64"),
+    (lambda: nn.sgd_step([_read_only(3)], [ca.zeros(3)], 0.1), ValueError, "read-only"),
 ])
 def test_sgd_step_errors(call, exc, fragment):
+    """(A read-only parameter would be written through a read-only mapping: refused first.)"""
     with pytest.raises(exc) as info:
         call()
     assert fragment in str(info.value)
