@@ -790,31 +790,32 @@ class SoftmaxCrossEntropy(_Fn):
         t = target.reshape(-1)
         loss, probs, count = _cnn.softmax_cross_entropy(_as_rows(x.data, 1), t, ignore_index,
                                                         reduction)
-        if ctx.needs_input_grad[0]:
-            ctx.save_for_backward(x)
-            ctx.t, ctx.probs, ctx.count = t, probs, count
+        if ctx.needs_input_grad[0]:  # saved tensors: freed after backward
+            ctx.save_for_backward(x, wrap(probs), wrap(t),
+                                  wrap(count) if reduction == "mean" else None)
             ctx.ignore, ctx.reduction = ignore_index, reduction
         return wrap(loss.reshape(target_shape) if reduction == "none" else loss)
 
     @staticmethod
     def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        m, n_classes = ctx.probs.shape
+        x, probs, t, count = ctx.saved_tensors
+        probs, t = probs.data, t.data
+        m, n_classes = probs.shape
         if _state.enabled:  # create_graph: the same gradient from differentiable ops
-            t = carray.expand_dims(ctx.t, 1)
-            counted = wrap(carray.not_equal(t, ctx.ignore).astype(ctx.probs.dtype))
-            onehot = wrap(carray.equal(t, carray.arange(n_classes, device=t.device))
-                          .astype(ctx.probs.dtype))
-            s = g.reshape((m, 1)) if ctx.reduction == "none" else \
-                g / wrap(ctx.count) if ctx.reduction == "mean" else g
-            gx = (_softmax(_t_as_rows(x), 1) * counted - onehot) * s
+            t2 = carray.expand_dims(t, 1)
+            counted = carray.not_equal(t2, ctx.ignore).astype(probs.dtype)
+            onehot = carray.multiply(carray.equal(t2, carray.arange(n_classes, device=t.device))
+                                     .astype(probs.dtype), counted)
+            s = g.reshape((m, 1)) if ctx.reduction == "none" else g
+            if count is not None:  # no counted rows: every row's gradient is 0, not NaN
+                s = s / wrap(carray.maximum(count.data, 1))
+            gx = (_softmax(_t_as_rows(x), 1) * wrap(counted) - wrap(onehot)) * s
             return _t_from_rows(gx, x.shape), None, None, None, None
         gout = g.data.reshape((m,)) if ctx.reduction == "none" else g.data
-        if gout.dtype != ctx.probs.dtype:
-            gout = gout.astype(ctx.probs.dtype)
-        gx = _cnn.softmax_cross_entropy_grad(ctx.probs, ctx.t, gout,
-                                             ctx.count if ctx.reduction == "mean" else None,
-                                             ctx.ignore)
+        if gout.dtype != probs.dtype:
+            gout = gout.astype(probs.dtype)
+        gx = _cnn.softmax_cross_entropy_grad(probs, t, gout,
+                                             None if count is None else count.data, ctx.ignore)
         return wrap(_from_rows(gx, x.shape)), None, None, None, None
 
 

@@ -764,3 +764,23 @@ def test_noncontiguous_float32_against_torch():
     ref = TF.max_pool2d(TF.relu(TF.conv2d(torch.from_numpy(x).permute(0, 3, 2, 1),
                                           torch.from_numpy(w), padding=1)), 2)
     np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_create_graph_with_ignored_rows(reduction):
+    """The recorded gradient (create_graph) of cross_entropy is 0 on ignored rows, also when
+    ignore_index is a class index and when every row is ignored ('mean': 0, not NaN), and equals
+    the unrecorded gradient."""
+    rng = np.random.default_rng(4)
+    x0 = rng.standard_normal((3, 4))
+    for target, ignore in [([2, 2, 1], 2), ([-100, -100, -100], -100), ([0, 3, -100], -100)]:
+        x = autograd.tensor(x0, requires_grad=True)
+        t = autograd.tensor(target)
+        loss = F.cross_entropy(x, t, ignore_index=ignore, reduction=reduction)
+        (g,) = autograd.grad(loss.sum(), x, create_graph=True)
+        plain = autograd.tensor(x0, requires_grad=True)
+        F.cross_entropy(plain, t, ignore_index=ignore, reduction=reduction).sum().backward()
+        np.testing.assert_allclose(g.detach().numpy(), plain.grad.numpy(), atol=1e-12)
+        ignored = np.array(target) == ignore
+        assert not np.isnan(g.detach().numpy()).any()
+        assert (g.detach().numpy()[ignored] == 0).all()
