@@ -62,3 +62,19 @@ def kernel(key, names, make_source, idx="int", fp64=False):
         k = tuple(getattr(program, n) for n in names)
     _kernels[key] = k
     return k
+
+
+class PlanCache(dict):
+    """Launch plans by key (what a repeated launch of one layout reuses: kernel, packed
+    arguments, sizes), at most `limit` of them: put() empties it when full."""
+
+    def __init__(self, limit=4096):
+        super().__init__()
+        self.limit = limit
+
+    def put(self, key, plan):
+        """Keep plan under key; returns plan."""
+        if len(self) >= self.limit:
+            self.clear()
+        self[key] = plan
+        return plan

@@ -118,8 +118,7 @@ def _source(kind, code, nums, is_arr, rank, vec, expr):
                          out_t=CL[nums[0]], vec=vec, vbody=vbody)
 
 
-_plans = {}          # launch key (op, types, layouts, offsets) -> _Plan
-_PLANS_MAX = 4096
+_plans = _cache.PlanCache()     # launch key (op, types, layouts, offsets) -> _Plan
 
 
 class _Plan:
@@ -229,13 +228,12 @@ def _run_planned(kind, code, t, out, inputs, plan_key):
         items = n
     launch(knl, items, args + [layout, _layout.pack(idx, [n])])
     if plan_key is not None:
-        if len(_plans) >= _PLANS_MAX:
-            _plans.clear()
         nin = len(inputs)
         g = rt.max_group
-        _plans[plan_key] = _Plan(knl, (nin + 1, layout, nin + 2, _layout.pack(idx, [n])),
-                            (-(-items // g) * g,), (g,),
-                            tuple((k, nums[k]) for k in range(1, nin + 1) if not is_arr[k]))
+        _plans.put(plan_key, _Plan(knl, (nin + 1, layout, nin + 2, _layout.pack(idx, [n])),
+                                   (-(-items // g) * g,), (g,),
+                                   tuple((k, nums[k]) for k in range(1, nin + 1)
+                                         if not is_arr[k])))
     return out
 
 

@@ -163,8 +163,7 @@ class _Plan:
         self.part_shape = part_shape
 
 
-_plans = {}          # (type, layouts of a, b and c, a1, b1, batch) -> _Plan
-_PLANS_MAX = 4096
+_plans = _cache.PlanCache()     # (type, layouts of a, b and c, a1, b1, batch) -> _Plan
 
 
 def matmul(a, b, c, a1, b1, batch):
@@ -265,9 +264,8 @@ def _matmul_planned(a, b, c, a1, b1, batch, key):
         _enqueue(rt.queue, knl, gsize, lsize)
         if target is c and abuf is a._cl()[0] and bbuf is b._cl()[0] and \
                 (part is None or c._cl()[1] == 0):
-            if len(_plans) >= _PLANS_MAX:
-                _plans.clear()
-            _plans[key] = _Plan(knl, consts, gsize, lsize, None if part is None else part.shape)
+            _plans.put(key, _Plan(knl, consts, gsize, lsize,
+                                  None if part is None else part.shape))
         if part is not None:
             if target._cl()[1] == 0:
                 _reduce.reduce(part, _reduce.R_SUM, (True, False, False), out=target)

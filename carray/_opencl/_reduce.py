@@ -58,8 +58,7 @@ def _args(idx, oshape, ost, off, ishape, ist):
             _layout.pack(idx, list(ishape) + list(ist) + [0]))
 
 
-_plans = {}          # (type, op, shape, strides, offset, reduced) -> _Plan
-_PLANS_MAX = 4096
+_plans = _cache.PlanCache()     # (type, op, shape, strides, offset, reduced) -> _Plan
 
 
 class _Plan:
@@ -122,9 +121,7 @@ def reduce(a, op, reduced, out=None):
     key = (t, op, shape, strides, off, tuple(reduced))
     plan = _plans.get(key)
     if plan is None:
-        if len(_plans) >= _PLANS_MAX:
-            _plans.clear()
-        plan = _plans[key] = _plan(t, op, shape, strides, off, reduced)
+        plan = _plans.put(key, _plan(t, op, shape, strides, off, reduced))
     if out is None:
         out = carray.empty(plan.out_shape, dtype=a.dtype, device="gpu")
     if not plan.steps:

@@ -219,8 +219,8 @@ def test_matmul_tiles_and_out():
 def test_matmul_fast_path(tile, monkeypatch):
     """float32 shapes that are multiples of a fast tile (batched, broadcast, transposed, an
     offset view, an out= view) against the host, and an unaligned K falling back."""
-    from carray._opencl import _matmul
-    monkeypatch.setattr(_matmul, "_plans", {})    # products planned under other settings
+    from carray._opencl import _cache, _matmul
+    monkeypatch.setattr(_matmul, "_plans", _cache.PlanCache())  # planned under other settings
     if tile:
         monkeypatch.setenv("CARRAY_OPENCL_GEMM", tile)
     cases = [((128, 64), (64, 128)), ((2, 128, 128), (128, 256)), ((3, 128, 64), (3, 64, 128)),
@@ -309,8 +309,8 @@ def test_pools_and_gradients(kw):
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
 @pytest.mark.parametrize("split", [False, True])
 def test_matmul_transposed_operands_and_split_k(dtype, split, monkeypatch):
-    from carray._opencl import _matmul
-    monkeypatch.setattr(_matmul, "_plans", {})    # products planned under other settings
+    from carray._opencl import _cache, _matmul
+    monkeypatch.setattr(_matmul, "_plans", _cache.PlanCache())  # planned under other settings
     if split:      # ask for more work groups than any device has: every unbatched product splits K
         monkeypatch.setattr(_matmul, "_want", lambda: 10**6)
     for M, N, K in [(8, 9, 700), (16, 72, 1000), (128, 128, 1024), (5, 7, 3), (256, 128, 784)]:
@@ -375,7 +375,7 @@ def test_missing_pyopencl_and_float64_messages(monkeypatch):
         _runtime._import_pyopencl()
     monkeypatch.undo()
     monkeypatch.setattr(_cache, "_kernels", {})
-    monkeypatch.setattr(_elementwise, "_plans", {})    # launches planned by earlier tests
+    monkeypatch.setattr(_elementwise, "_plans", _cache.PlanCache())  # planned by earlier tests
     monkeypatch.setattr(ca.opencl, "fp64", False)
     with pytest.raises(TypeError, match="float64"):
         ca.ones(3, dtype="float64", device="gpu")
