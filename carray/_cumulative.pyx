@@ -72,6 +72,14 @@ cdef object _accumulate(int op, object a, object axis, object dtype, object out,
         if x.ndim == 0:
             x = x.reshape(1)    # NumPy accumulates a 0-d array as a 1-element 1-d one
         ax = normalize_axis(axis, x.ndim)
+    if out is not None:      # checked before the work
+        if out.shape != x.shape:
+            raise ValueError(f"{name}: provided out has shape {out.shape}, expected {x.shape}")
+        if on_gpu(out) != on_gpu(x):
+            raise ValueError(f"{name}: out is on device {out.device!r} but the input is on "
+                             f"{x.device!r}; nothing moves between devices implicitly")
+        if not out.flags.writeable:
+            raise ValueError("output array is read-only")
     cdef int num = x.dtype_num
     cdef int ct = parse_dtype_num(dtype, INT64 if num == BOOL or num == INT32 else num)
     cdef Array r = new_array_on(x.ndim, x.shape_, ct, x)
@@ -98,11 +106,6 @@ cdef object _accumulate(int op, object a, object axis, object dtype, object out,
                     _scan(<bool_t*>r.data, outer, n, inner, op)
     if out is None:
         return r
-    if out.shape != r.shape:
-        raise ValueError(f"{name}: provided out has shape {out.shape}, expected {r.shape}")
-    if on_gpu(out) != on_gpu(r):
-        raise ValueError(f"{name}: out is on device {out.device!r} but the input is on "
-                         f"{r.device!r}; nothing moves between devices implicitly")
     copy_into(out, r)      # cast as NumPy's accumulate into out (unsafe)
     return out
 
