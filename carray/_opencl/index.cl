@@ -18,13 +18,18 @@ __kernel void gather(__global T* restrict res, __global const T* restrict view,
     res[e] = view[p[0] + offs[(e / bstep) % nb]];
 }
 
+// keep (read when use_keep): 0 for a block whose offset a later block repeats, so the
+// last of repeated indices wins, as on the host, whatever order the work items run in
 __kernel void scatter(__global const T* restrict res, __global T* restrict view,
                       __global const long* restrict offs, const layout_t L, const IDX n,
-                      const IDX bstep, const IDX nb)
+                      const IDX bstep, const IDX nb, __global const uchar* restrict keep,
+                      const int use_keep)
 {
     IDX e = get_global_id(0);
     if (e >= n) return;
+    IDX b = (e / bstep) % nb;
+    if (use_keep && !keep[b]) return;
     IDX p[1];
     STRIDED_OFFSETS($rank, 1, L, e, p);
-    view[p[0] + offs[(e / bstep) % nb]] = res[e];
+    view[p[0] + offs[b]] = res[e];
 }

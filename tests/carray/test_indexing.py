@@ -561,3 +561,20 @@ def test_empty_slices_have_numpy_strides(device):
     got = ca.concatenate([on(x, device), on(np.zeros((1, 2, 3), bool), device)[:, :, 0:0:2]],
                          axis=-1)
     assert got.strides == np.concatenate([x, empty], axis=-1).strides
+
+
+def test_setitem_repeated_indices_last_wins(device):
+    """NumPy assigns the last of repeated indices; on a parallel device the earlier ones are
+    skipped (work items run in any order)."""
+    rng = np.random.default_rng(8)
+    for _ in range(20):
+        n, k = int(rng.integers(1, 6)), int(rng.integers(2, 64))
+        idx, v = rng.integers(-n, n, k), rng.standard_normal(k)
+        expected = np.zeros((n, 3))
+        expected[idx, 1:] = v[:, None]
+        a = on(np.zeros((n, 3)), device)
+        a[on(idx, device), 1:] = on(v[:, None], device)
+        assert np.array_equal(np.asarray(a.to("cpu")), expected)
+    a = on(np.zeros((1, 1, 1), bool), device)
+    a[[0, 0]] = on(np.array([[[False]], [[True]]]), device)
+    assert a.to("cpu").tolist() == [[[True]]]
