@@ -30,10 +30,11 @@ from autograd.ops import (  # the op functions (they are also Tensor methods)
                           std, sub, sum, tanh, topk, transpose, trunc, unbind, unflatten,
                           unsqueeze, var,
                           where)
-from autograd.factories import (Generator, arange, as_tensor, empty, empty_like, eye,
-                                from_numpy, full, full_like, get_default_dtype, initial_seed,
-                                linspace, manual_seed, ones, ones_like, rand, rand_like,
-                                randint, randn, randn_like, randperm, seed, set_default_dtype,
+from autograd.factories import (Generator, arange, as_tensor, default_generator, empty,
+                                empty_like, eye, from_numpy, full, full_like, get_default_dtype,
+                                get_rng_state, initial_seed, linspace, manual_seed, ones,
+                                ones_like, rand, rand_like, randint, randint_like, randn,
+                                randn_like, randperm, seed, set_default_dtype, set_rng_state,
                                 tensor, zeros, zeros_like)
 from autograd.gradcheck import gradcheck, gradgradcheck
 from autograd._format import get_printoptions, printoptions, set_printoptions

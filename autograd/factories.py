@@ -4,13 +4,15 @@ the global random generator (manual_seed)."""
 import operator
 
 import carray
+from carray._random import _restore
 
 from autograd.tensor import Tensor, _to_array
 
 __all__ = ["arange", "empty", "empty_like", "eye", "full", "full_like", "linspace",
            "manual_seed", "ones", "ones_like", "rand", "rand_like", "randint", "randn",
-           "randn_like", "randperm", "tensor", "zeros", "zeros_like", "Generator",
-           "get_default_dtype", "set_default_dtype", "seed", "initial_seed"]
+           "randn_like", "randint_like", "randperm", "tensor", "zeros", "zeros_like", "Generator",
+           "default_generator", "get_rng_state", "set_rng_state", "get_default_dtype",
+           "set_default_dtype", "seed", "initial_seed"]
 
 _default_float = carray.float32
 
@@ -92,7 +94,13 @@ def as_tensor(data, dtype=None, device=None):
 
 
 def from_numpy(array):
-    """A tensor sharing memory with a NumPy array."""
+    """A tensor sharing memory with a NumPy array. TypeError for anything else, or a dtype
+    carray does not hold (PyTorch's errors)."""
+    if type(array).__name__ != "ndarray" or not hasattr(array, "__array_interface__"):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    if array.dtype.name not in ("bool", "int32", "int64", "float32", "float64"):
+        raise TypeError(f"can't convert np.ndarray of type numpy.{array.dtype.name}. The only "
+                        f"supported types are: float64, float32, int64, int32, and bool.")
     return Tensor._wrap(carray.asarray(array))
 
 
@@ -211,10 +219,30 @@ class Generator:
         self._rng = carray.random.default_rng(self._seed)
 
     def manual_seed(self, seed):
-        """Restart the stream from seed (an int); returns self."""
+        """Restart the stream from seed, an int in [-2**63, 2**64) (negative seeds wrap modulo
+        2**64, as PyTorch); returns self. RuntimeError for a non-int, ValueError out of range."""
+        if isinstance(seed, bool) or not hasattr(seed, "__index__"):
+            raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
         seed = operator.index(seed)
-        self._seed = seed
-        self._rng = carray.random.default_rng(seed % 2**64)
+        if not -2**63 <= seed < 2**64:
+            raise ValueError("Overflow when unpacking long long")
+        self._seed = seed % 2**64
+        self._rng = carray.random.default_rng(self._seed)
+        return self
+
+    def get_state(self):
+        """The state (seed and counter offset, as int64) for set_state."""
+        state = [self._seed - 2**64 if self._seed >= 2**63 else self._seed, self._rng.offset]
+        return Tensor._wrap(carray.asarray(state, dtype=carray.int64))
+
+    def set_state(self, new_state):
+        """Restore a state from get_state (TypeError for anything else); returns self."""
+        if not isinstance(new_state, Tensor) or new_state.dtype != carray.int64 \
+                or new_state.shape != (2,):
+            raise TypeError("RNG state must be a tensor from Generator.get_state()")
+        seed, offset = new_state.tolist()
+        self._seed = seed % 2**64
+        self._rng = _restore(self._seed, offset)
         return self
 
     def initial_seed(self):
@@ -229,8 +257,19 @@ default_generator = Generator()
 
 
 def manual_seed(seed):
-    """Seed the global generator (used by rand, randn, randint, randperm, nn.init, dropout)."""
-    return default_generator.manual_seed(seed)
+    """Seed the global generator (used by rand, randn, randint, randperm, nn.init, dropout);
+    seed goes through int() first, as PyTorch's."""
+    return default_generator.manual_seed(int(seed))
+
+
+def get_rng_state():
+    """The global generator's state (see Generator.get_state)."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state):
+    """Restore the global generator's state from get_rng_state()."""
+    default_generator.set_state(new_state)
 
 
 def seed():
@@ -259,47 +298,83 @@ def _random_array(kind, shape, dtype, device, a=None, b=None, generator=None):
     raise ValueError(kind)
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    """Uniform samples in [0, 1) (float32 by default)."""
+def _sizes(args, size):
+    """The shape of rand(2, 3), rand((2, 3)) or rand(size=(2, 3))."""
+    if size is not None:
+        if args:
+            raise TypeError("size given both positionally and as a keyword")
+        args = (size,)
+    return _size(args)
+
+
+def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+    """Uniform samples in [0, 1) (float32 by default). NotImplementedError for a non-float
+    dtype, as PyTorch."""
     d = _float(dtype)
     if d.kind != "f":
-        raise RuntimeError(f'"check_uniform_bounds" not implemented for \'{d}\'')
-    return _finish(_rng(generator).random(_size(size), dtype=d, device=_device(device)),
+        raise NotImplementedError(f'"check_uniform_bounds" not implemented for \'{d}\'')
+    return _finish(_rng(generator).random(_sizes(args, size), dtype=d, device=_device(device)),
                    requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    """Standard normal samples (float32 by default)."""
+def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+    """Standard normal samples (float32 by default). NotImplementedError for a non-float
+    dtype, as PyTorch."""
     d = _float(dtype)
     if d.kind != "f":
-        raise RuntimeError(f'"normal_kernel_cpu" not implemented for \'{d}\'')
-    return _finish(_rng(generator).normal(0.0, 1.0, _size(size), dtype=d,
+        raise NotImplementedError(f'"normal_kernel_cpu" not implemented for \'{d}\'')
+    return _finish(_rng(generator).normal(0.0, 1.0, _sizes(args, size), dtype=d,
                                           device=_device(device)), requires_grad)
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad=False):
-    return rand(input.shape, dtype=_like(input, dtype), device=device or input.device,
-                requires_grad=requires_grad)
+def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):
+    return rand(input.shape, generator=generator, dtype=_like(input, dtype),
+                device=device or input.device, requires_grad=requires_grad)
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False):
-    return randn(input.shape, dtype=_like(input, dtype), device=device or input.device,
-                 requires_grad=requires_grad)
+def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):
+    return randn(input.shape, generator=generator, dtype=_like(input, dtype),
+                 device=device or input.device, requires_grad=requires_grad)
 
 
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,
+                 requires_grad=False):
+    """Integers in [low, high) in input's shape, dtype and device; randint_like(input, high)
+    starts at 0."""
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(input.shape), generator=generator,
+                   dtype=_like(input, dtype), device=device or input.device,
+                   requires_grad=requires_grad)
+
+
+def _int_arg(x, name):
+    if isinstance(x, float) or not hasattr(x, "__index__"):
+        raise TypeError(f"argument '{name}' must be int, not {type(x).__name__}")
+    return operator.index(x)
+
+
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad=False):
-    """Integers in [low, high) (int64 by default); randint(high, size) starts at 0."""
+    """Integers in [low, high) (int64 by default); randint(high, size) starts at 0. size is a
+    tuple (TypeError otherwise); RuntimeError for low >= high or bounds outside the dtype."""
     if size is None:
         low, high, size = 0, low, high
     if high is None or size is None:
         raise TypeError("randint() missing required arguments: 'high' and 'size'")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"randint(): argument 'size' must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    low, high = _int_arg(low, "low"), _int_arg(high, "high")
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                            f"from={low} >= to={high}")
     d = _dtype(dtype) or carray.int64
-    arr = _rng(generator).integers(low, high, _size((size,)), dtype=d if d.kind != "f" else
-                                   carray.int64, device=_device(device))
+    try:
+        arr = _rng(generator).integers(low, high, _size((size,)), dtype=d if d.kind != "f" else
+                                       carray.int64, device=_device(device))
+    except ValueError as e:         # bounds outside the dtype
+        raise RuntimeError(str(e)) from None
     if arr.dtype != d:  # (a float dtype holds the integers drawn as int64)
         arr = arr.astype(d)
     return _finish(arr, requires_grad)
@@ -307,6 +382,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     """A random permutation of 0..n-1 (int64 by default)."""
+    n = _int_arg(n, "n")
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     arr = _rng(generator).permutation(n)

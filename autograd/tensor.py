@@ -253,9 +253,12 @@ class Tensor:
         return numpy.asarray(data)
 
     def __array__(self, dtype=None, copy=None):
+        """NumPy's conversion with numpy.array's rules: numpy.array(t) copies, numpy.asarray(t)
+        shares a CPU tensor's memory (device tensors give a host copy)."""
         import numpy
-        out = numpy.asarray(self.data if self.data.device == "cpu" else self.data.to("cpu"))
-        return out if dtype is None else out.astype(dtype)
+        if self.data.device != "cpu":
+            return self.data.__array__(dtype, copy)
+        return numpy.array(self.data, dtype=dtype, copy=copy)
 
     def __dlpack__(self, *args, **kwargs):
         if self._rg:
@@ -267,17 +270,25 @@ class Tensor:
 
     def __bool__(self):
         if self.data.size != 1:
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError(f"Boolean value of Tensor with "
+                               f"{'no values' if self.data.size == 0 else 'more than one value'} "
+                               f"is ambiguous")
         return bool(self.item())
 
+    def _one(self):
+        """The one element, for float() / int() (ValueError otherwise, as PyTorch)."""
+        if self.data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
+
     def __float__(self):
-        return float(self.item())
+        return float(self._one())
 
     def __int__(self):
-        return int(self.item())
+        return int(self._one())
 
     def __index__(self):
-        if self.data.dtype.kind not in "iu" or self.data.size != 1:
+        if self.data.dtype.kind not in "iub" or self.data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an "
                             "index")
         return operator.index(self.item())
@@ -376,8 +387,11 @@ def _to_array(data, dtype, device):
 
 
 def _is_float64_source(data):
-    """True for array objects that carry their own float64 dtype (NumPy arrays, buffers)."""
-    return hasattr(data, "dtype") or hasattr(data, "__array_interface__")
+    """True for array objects that carry their own float64 dtype (NumPy arrays, buffers), and
+    for sequences (carray reads Python floats as float32, so float64 came from an element such
+    as numpy.float64, as PyTorch infers)."""
+    return hasattr(data, "dtype") or hasattr(data, "__array_interface__") or \
+        isinstance(data, (list, tuple))
 
 
 def _format(t):

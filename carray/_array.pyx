@@ -82,7 +82,8 @@ cdef int parse_shape(object shape, Py_ssize_t* out) except -1:
     Raises TypeError for non-integers, ValueError for negative sizes or more than MAXDIMS dims.
     """
     cdef int n = 0
-    if PyLong_Check(shape) or hasattr(shape, "__index__") and not isinstance(shape, (list, tuple)):
+    if PyLong_Check(shape) or (hasattr(shape, "__index__") and not isinstance(shape, (list, tuple))
+                               and getattr(shape, "ndim", 0) == 0):     # (a 1-d array is a sequence)
         items = (shape,)
     else:
         try:

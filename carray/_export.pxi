@@ -198,10 +198,11 @@ cdef int _num_from_dl(DLDataType t) except -1:
 def from_dlpack(x, *, device=None, copy=None):
     """An Array sharing the memory of any DLPack exporter on the CPU (NumPy, PyTorch, ...).
 
-    copy=True copies. Raises TypeError when x has no __dlpack__, BufferError for a device or
-    dtype carray cannot hold.
+    copy=True copies; device="gpu" copies to the device. Raises TypeError when x has no
+    __dlpack__, BufferError for a device or dtype carray cannot hold.
     """
-    parse_device(device)
+    if device is not None and parse_device(device) != "cpu":
+        return from_dlpack(x).to(device)
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"{type(x).__name__} does not support DLPack (no __dlpack__ method)")
     if hasattr(x, "__dlpack_device__"):

@@ -586,8 +586,9 @@ cdef int _int_dtype(object dtype) except -1:
 
 
 cdef object _int_scalar(object x, str name):
+    """x as a Python int; floats truncate toward zero (as NumPy, and as array bounds do)."""
     if isinstance(x, float):
-        raise TypeError(f"integers: {name} must be an integer, got float {x!r}")
+        return int(x)
     try:
         return operator.index(x)
     except TypeError:
@@ -769,8 +770,8 @@ cdef class Generator:
 
         Exactly uniform: Lemire's multiply-shift on a 64-bit number with rejection, a rejected
         number replaced by the same position's number at the next attempt counter.
-        Raises ValueError for low >= high ("high <= low") or bounds outside the dtype, TypeError
-        for a non-integer dtype or bound."""
+        Float bounds truncate toward zero (as NumPy). Raises ValueError for low >= high
+        ("high <= low") or bounds outside the dtype, TypeError for a non-integer dtype or bound."""
         cdef int num = _int_dtype(dtype)
         cdef Py_ssize_t shape[MAXDIMS]
         cdef int ndim
@@ -842,8 +843,8 @@ cdef class Generator:
 
     # -- permutations --------------------------------------------------------------------------
 
-    def permutation(self, x):
-        """A shuffled arange(x) (int64) for an int x, else a shuffled copy of x along axis 0.
+    def permutation(self, x, axis=0):
+        """A shuffled arange(x) (int64) for an int x, else a shuffled copy of x along `axis`.
 
         Inside-out Fisher-Yates: position i draws j_i uniform in [0, i] (as integers(0, i,
         endpoint=True) at that position), then sequentially a[i] = a[j_i]; a[j_i] = i.
@@ -863,6 +864,11 @@ cdef class Generator:
             src = as_array(x, -1)
             if src.ndim == 0:
                 raise AxisError("axis 0 is out of bounds for array of dimension 0")
+            axis = operator.index(axis)
+            if not -src.ndim <= axis < src.ndim:
+                raise AxisError(f"axis {axis} is out of bounds for array of dimension {src.ndim}")
+            if axis % src.ndim != 0:    # shuffle axis 0 of the view with `axis` in front
+                return self.permutation(src.swapaxes(0, axis)).swapaxes(0, axis).copy()
             if on_gpu(src):         # the same shuffle as on the host, moved back
                 return self.permutation(src.to("cpu")).to("gpu")
             n = src.shape_[0]

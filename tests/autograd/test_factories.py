@@ -19,7 +19,8 @@ def test_dtype_objects():
 @pytest.mark.parametrize("data,dtype", [
     (3.5, F32), ([1.0, 2.0], F32), ([1, 2], I64), (7, I64), (True, BOOL), ([[True], [False]], BOOL),
     ([1, 2.5], F32), (np.array([1.0, 2.0]), F64), (np.array([1, 2], dtype=np.int32), I32),
-    (np.float32(2.0), F32),
+    (np.float32(2.0), F32), ([np.float64(1.0), 2.5], F64), ([np.ones(2), np.zeros(2)], F64),
+    ([np.float32(1.0), 2.5], F32),
 ])
 def test_tensor_default_dtypes(data, dtype):
     t = autograd.tensor(data)
@@ -193,3 +194,71 @@ def test_factory_errors_and_dtypes_as_torch():
     assert autograd.arange(1, 2.5, dtype=autograd.int64).tolist() == [1]  # bounds truncated
     with pytest.raises(ValueError, match="nonzero"):
         autograd.arange(0, 1, 0.5, dtype=autograd.int64)
+
+
+def _raises_like(ours, theirs):
+    """ours() raises an exception of the type torch's theirs() raises (skipped without torch)."""
+    try:
+        theirs()
+    except Exception as e:
+        with pytest.raises(type(e)):
+            ours()
+    else:
+        ours()
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.rand(2, dtype=m.int64), lambda m: m.randn(2, dtype=m.bool),
+    lambda m: m.rand_like(m.ones(2, dtype=m.int32)), lambda m: m.randperm(5.0),
+    lambda m: m.randint(0, 10, 3), lambda m: m.randint(2.5, (3,)),
+    lambda m: m.randint(0, 2**40, (3,), dtype=m.int32), lambda m: m.randint(0, 3, (2,), dtype=m.bool),
+    lambda m: m.randint_like(m.ones(2), 5, 5), lambda m: m.Generator().manual_seed(1.5),
+    lambda m: m.Generator().manual_seed(True), lambda m: m.Generator().manual_seed(2**64),
+    lambda m: m.manual_seed("a"),
+])
+def test_random_errors_as_torch(call):
+    torch = pytest.importorskip("torch")
+    _raises_like(lambda: call(autograd), lambda: call(torch))
+
+
+def test_random_argument_forms():
+    """size= as a keyword, randint's keywords, randint_like, and generator= in the *_like ones."""
+    assert autograd.rand(size=(2, 3)).shape == (2, 3) and autograd.randn(size=[4]).shape == (4,)
+    assert autograd.randint(high=10, size=(3,)).shape == (3,)
+    assert autograd.randint(low=5, high=6, size=(2,)).tolist() == [5, 5]
+    g = autograd.Generator().manual_seed(7)
+    a = autograd.rand_like(autograd.ones(3), generator=g)
+    assert autograd.rand_like(autograd.ones(3), generator=g.manual_seed(7)).tolist() == a.tolist()
+    assert autograd.randn_like(autograd.ones(3), generator=g).shape == (3,)
+    src = autograd.ones(2, 3, dtype=I32)
+    for t in (autograd.randint_like(src, 10), autograd.randint_like(src, high=10),
+              autograd.randint_like(src, 3, 10)):
+        assert t.shape == (2, 3) and t.dtype == I32 and all(0 <= v < 10 for v in t.flatten().tolist())
+    t = autograd.randint_like(autograd.ones(4), 5, 7, requires_grad=True)
+    assert t.dtype == F32 and t.requires_grad and set(t.tolist()) <= {5.0, 6.0}
+
+
+def test_generator_seeds_and_state_as_torch():
+    """Negative seeds wrap modulo 2**64; get_state/set_state (and the global get/set_rng_state)
+    replay the stream."""
+    assert autograd.Generator().manual_seed(-1).initial_seed() == 2**64 - 1
+    assert autograd.manual_seed(3.9).initial_seed() == 3        # int() first, as torch
+    g = autograd.Generator().manual_seed(11)
+    autograd.rand(5, generator=g)
+    state = g.get_state()
+    a = autograd.rand(6, generator=g)
+    assert autograd.rand(6, generator=g.set_state(state)).tolist() == a.tolist()
+    with pytest.raises(TypeError):
+        g.set_state(autograd.zeros(3))
+    autograd.manual_seed(0)
+    s = autograd.get_rng_state()
+    b = autograd.randn(4)
+    autograd.set_rng_state(s)
+    assert autograd.randn(4).tolist() == b.tolist()
+    assert autograd.default_generator.initial_seed() == 0
+
+
+def test_from_numpy_takes_only_ndarrays():
+    for bad in ([1, 2], np.float64(2.0), np.ones(3, np.uint8)):
+        with pytest.raises(TypeError):
+            autograd.from_numpy(bad)

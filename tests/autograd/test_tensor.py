@@ -229,3 +229,26 @@ def test_ops_and_backward_on_each_device(device):
     t = autograd.zeros(2, 3, device=device, requires_grad=True)
     assert t.device == device and autograd.ones_like(t).device == device
     assert autograd.randn(2, device=device).device == device
+
+
+def test_scalar_conversion_errors_as_torch():
+    """float()/int() of several elements: ValueError; bool() of none: RuntimeError 'no values';
+    an index from a bool tensor works, as PyTorch."""
+    for f in (float, int):
+        for t in (autograd.tensor([1.0, 2.0]), autograd.tensor([])):
+            with pytest.raises(ValueError, match="only one element tensors"):
+                f(t)
+    assert int(autograd.tensor([[2.7]])) == 2 and float(autograd.tensor([3])) == 3.0
+    with pytest.raises(RuntimeError, match="no values"):
+        bool(autograd.tensor([]))
+    assert [10, 20][autograd.tensor(True)] == 20
+
+
+def test_numpy_array_copies_and_asarray_shares():
+    """numpy.array(t) is a copy (NumPy's copy=True), numpy.asarray(t) shares a CPU tensor."""
+    t = autograd.ones(2)
+    np.array(t)[0] = 5
+    assert t.tolist() == [1.0, 1.0]
+    np.asarray(t)[0] = 5
+    assert t.tolist() == [5.0, 1.0]
+    assert np.asarray(t, dtype=np.float64).dtype == np.float64

@@ -248,6 +248,14 @@ def test_from_dlpack_read_only_and_copy():
         ca.from_dlpack([1, 2, 3])
 
 
+def test_from_dlpack_device(device):
+    """device= puts the result there (a copy on "gpu"), as the array API's from_dlpack."""
+    n = np.arange(6.0).reshape(2, 3)
+    a = ca.from_dlpack(n, device=device)
+    assert a.device == device and to_numpy(a).tolist() == n.tolist()
+    assert np.shares_memory(to_numpy(a), n) == (device == "cpu")
+
+
 def test_dlpack_capsules():
     get_name = ctypes.pythonapi.PyCapsule_GetName
     get_name.restype = ctypes.c_char_p

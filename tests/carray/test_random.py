@@ -501,6 +501,27 @@ def test_permutation_of_arrays():
     assert np.asarray(cr.Generator(2).permutation(np.zeros((0, 3)))).shape == (0, 3)
 
 
+@pytest.mark.parametrize("axis", [1, -1, 2, -3])
+def test_permutation_axis(axis):
+    """axis= shuffles along that axis (a C-contiguous copy), as NumPy; AxisError beyond ndim."""
+    x = np.arange(60).reshape(3, 4, 5)
+    p = cr.Generator(5).permutation(ca.asarray(x), axis=axis)
+    perm = np.asarray(cr.Generator(5).permutation(x.shape[axis]))
+    assert p.flags.c_contiguous and np.array_equal(np.asarray(p), np.take(x, perm, axis=axis))
+    assert_raises_like(lambda: cr.Generator(5).permutation(ca.asarray(x), axis=3),
+                       lambda: np.random.default_rng(5).permutation(x, axis=3))
+
+
+def test_integers_float_bounds_truncate_like_numpy():
+    """Float bounds truncate toward zero (as NumPy, and as float array bounds already did)."""
+    g = cr.Generator(3)
+    assert g.integers(2.9) in (0, 1)
+    assert set(np.asarray(g.integers(-0.9, 1.5, size=50)).tolist()) == {0}
+    assert type(g.integers(np.float64(5.0))) is int
+    for bad in (0.5, math.nan, math.inf):
+        assert_raises_like(lambda: g.integers(bad), lambda: np.random.default_rng(0).integers(bad))
+
+
 # ---------------------------------------------------------------------------------------------
 # arguments: size, dtype, device, broadcasting parameters
 # ---------------------------------------------------------------------------------------------
@@ -514,7 +535,8 @@ def test_size_none_returns_python_scalars():
 
 
 @pytest.mark.parametrize("size,shape", [(0, (0,)), (3, (3,)), ((), ()), ((2, 0, 3), (2, 0, 3)),
-                                        ([2, 3], (2, 3)), (np.int64(4), (4,))])
+                                        ([2, 3], (2, 3)), (np.int64(4), (4,)),
+                                        (np.array([2, 3]), (2, 3))])
 def test_size_forms(size, shape):
     g = cr.Generator(0)
     for a in (g.random(size), g.uniform(size=size), g.normal(size=size), g.integers(9, size=size)):
@@ -629,7 +651,7 @@ def test_error_messages():
     with pytest.raises(TypeError, match="Unsupported dtype"):
         g.normal(dtype="int64")
     with pytest.raises(TypeError):
-        g.integers(0.5, 3)
+        g.integers("0", 3)
     with pytest.raises(ValueError, match="negative dimensions"):
         g.normal(size=-2)
 
