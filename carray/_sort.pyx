@@ -13,6 +13,7 @@ from libc.string cimport memcpy
 
 from carray._array cimport (Array, as_array, copy_into, gpu_backend, new_array_on, normalize_axis,
                             on_gpu)
+from carray._array import ascontiguousarray
 from carray._dtype cimport (BOOL, FLOAT32, FLOAT64, INT32, INT64, bool_t, itemsize_of,
                             num_t)
 from carray._strided cimport max_threads
@@ -167,14 +168,8 @@ cdef tuple _sorted(Array x, int ax, bint values, bint indices):
     if ax == last:
         return (k if values else None), ix
     inv = [perm.index(d) for d in range(x.ndim)]
-    return (_c_copy(k.transpose(inv)) if values else None,
-            _c_copy(ix.transpose(inv)) if indices else None)
-
-
-cdef Array _c_copy(Array v):
-    cdef Array r = new_array_on(v.ndim, v.shape_, v.dtype_num, v)
-    copy_into(r, v)
-    return r
+    return (ascontiguousarray(k.transpose(inv)) if values else None,
+            ascontiguousarray(ix.transpose(inv)) if indices else None)
 
 
 cdef int _check_kind(object kind, object order) except -1:

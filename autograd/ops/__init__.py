@@ -8,7 +8,7 @@ import carray
 from autograd import function as _function_module
 from autograd.grad_mode import _state
 from autograd.ops import inplace as _inplace_mod
-from autograd.ops._util import (broadcasting, data_of, norm_dim, norm_dims,
+from autograd.ops._util import (along_dim_key, broadcasting, data_of, norm_dim, norm_dims,
                                 reduce_to_shape as _reduce_to_shape, wrap)
 from autograd.ops.arith import (Abs, Add, Ceil, Clamp, Cos, Div, Exp, Expm1, Floor, FloorDivide,
                                 Log, Log1p, Maximum, Minimum, Mul, Neg, Pow, Relu, Remainder,
@@ -695,9 +695,7 @@ def gather(input, dim, index):
             raise RuntimeError(f"Size does not match at dimension {k} expected index "
                                f"{list(idx.shape)} to be no larger than self "
                                f"{list(input.data.shape)} apart from dimension {d}")
-    key = tuple(idx if k == d else carray.arange(idx.shape[k], device=idx.device).reshape(
-        tuple(-1 if j == k else 1 for j in range(nd))) for k in range(nd))
-    return Index.apply(input, key)
+    return Index.apply(input, along_dim_key(idx, d))
 
 
 def masked_select(input, mask):

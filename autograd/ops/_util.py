@@ -94,3 +94,11 @@ def broadcasting(fn, a, b):
                 raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
                                    f"({y}) at non-singleton dimension {i}") from None
         raise
+
+
+def along_dim_key(idx, d):
+    """The advanced-index key that picks idx's positions along dim d and every position along
+    the others (torch.gather's addressing): idx at d, broadcast aranges elsewhere."""
+    nd = idx.ndim
+    return tuple(idx if k == d else carray.arange(idx.shape[k], device=idx.device).reshape(
+        tuple(-1 if j == k else 1 for j in range(nd))) for k in range(nd))

@@ -14,7 +14,7 @@ from carray._sort import sort_with_indices
 from autograd.function import Function
 from autograd.ops.arith import Where
 from autograd.ops.shape import IndexAdd
-from autograd.ops._util import norm_dim, wrap
+from autograd.ops._util import along_dim_key, norm_dim, wrap
 
 # what sort and topk return (torch.return_types.sort / .topk)
 SortResult = collections.namedtuple("sort", ["values", "indices"])
@@ -104,7 +104,4 @@ class Sort(_Builtin):
         shape, d, idx = ctx.shape, ctx.d, ctx.idx
         if not shape:
             return g, None, None, None
-        nd = len(shape)
-        key = tuple(idx if j == d else carray.arange(idx.shape[j], device=idx.device).reshape(
-            tuple(-1 if i == j else 1 for i in range(nd))) for j in range(nd))
-        return IndexAdd.apply(shape, key, g), None, None, None
+        return IndexAdd.apply(shape, along_dim_key(idx, d), g), None, None, None
