@@ -1,6 +1,6 @@
 """Build the carray Cython extensions.
 
-Every `carray/*.pyx` becomes one extension module. OpenMP is used when the compiler accepts
+Every `carray/*/*.pyx` becomes one extension module (carray/core, ops, cpu). OpenMP is used when the compiler accepts
 `-fopenmp` (setup.py probes it); the build never uses -march=native or -ffast-math, so one wheel
 runs on any CPU of its architecture. Set CARRAY_DEBUG_BUILD=1 to turn Cython's bounds checks and
 C debug info on.
@@ -16,11 +16,11 @@ from setuptools.command.build_ext import build_ext
 
 DEBUG = os.environ.get("CARRAY_DEBUG_BUILD") == "1"
 
-# The elementwise kernels are one source compiled per x86-64 SIMD level; carray._ufunc imports
+# The elementwise kernels are one source compiled per x86-64 SIMD level; carray.ops._ufunc imports
 # the widest one the CPU supports at run time, so the wheel itself assumes only baseline x86-64.
 SIMD_FLAGS = {
-    "carray._kernels_avx2": ["-mavx2", "-mfma"],
-    "carray._kernels_avx512": ["-mavx512f", "-mavx512vl", "-mavx512bw", "-mavx512dq", "-mavx2",
+    "carray.cpu._kernels_avx2": ["-mavx2", "-mfma"],
+    "carray.cpu._kernels_avx512": ["-mavx512f", "-mavx512vl", "-mavx512bw", "-mavx512dq", "-mavx2",
                                "-mfma", "-mprefer-vector-width=512"],
 }
 
@@ -90,16 +90,18 @@ def extensions():
         "initializedcheck": DEBUG,
         "embedsignature": True,
     }
-    sources = sorted(glob.glob(os.path.join("carray", "*.pyx")))
+    sources = sorted(glob.glob(os.path.join("carray", "*", "*.pyx")))
     if not _targets_x86_64():
         sources = [p for p in sources if p[:-4].replace(os.sep, ".") not in SIMD_FLAGS]
     if not sources:
         # An sdist without its .pyx files would otherwise build a pure-Python wheel that cannot
         # import: fail here instead (MANIFEST.in lists what the sdist must carry).
-        sys.exit("carray: no carray/*.pyx found next to setup.py; nothing to build")
-    # every extension may include any carray/*.h or *.pxi: editing one rebuilds them all
-    depends = glob.glob(os.path.join("carray", "*.h")) + glob.glob(os.path.join("carray", "*.pxi"))
-    exts = [Extension(path[:-4].replace(os.sep, "."), [path], include_dirs=["carray"],
+        sys.exit("carray: no carray/*/*.pyx found next to setup.py; nothing to build")
+    # every extension may include any carray/*/*.h or *.pxi: editing one rebuilds them all
+    depends = (glob.glob(os.path.join("carray", "*", "*.h"))
+               + glob.glob(os.path.join("carray", "*", "*.pxi")))
+    include_dirs = [os.path.join("carray", d) for d in ("core", "ops", "cpu")]
+    exts = [Extension(path[:-4].replace(os.sep, "."), [path], include_dirs=include_dirs,
                       depends=depends)
             for path in sources]
     return cythonize(exts, compiler_directives=directives, nthreads=os.cpu_count() or 1)

@@ -4,7 +4,7 @@ the global random generator (manual_seed)."""
 import operator
 
 import carray
-from carray._random import _restore
+from carray.cpu._random import _restore
 
 from autograd.tensor import Tensor, _to_array
 

@@ -17,7 +17,7 @@ python3 - <<'PY' 2>&1 | tee "$out/g3_floor.txt"
 import time, carray
 import pyopencl as cl
 x = carray.ones(16, device="gpu"); y = carray.ones(16, device="gpu")
-rt = carray._opencl.runtime(); q = rt.queue
+rt = carray.opencl.runtime(); q = rt.queue
 k = cl.Program(rt.context, "__kernel void k(__global float* o, __global const float* a, "
                "__global const float* b, const int n) { int i = get_global_id(0); "
                "if (i < n) o[i] = a[i] + b[i]; }").build().k
@@ -61,10 +61,10 @@ for _ in range(5):
 t.sort()
 print("$v", "TFLOP/s %.2f" % (2 * n**3 / t[2] / 1e12), "max err %.2e" % err)
 try:
-    from carray._opencl import _cache
-    cl = carray._opencl.runtime().cl
+    from carray.opencl import _cache
+    cl = carray.opencl.runtime().cl
     knl = [k for key, k in _cache._kernels.items() if key[0] == "gemm"][-1]
-    log = knl.get_info(cl.kernel_info.PROGRAM).get_build_info(carray._opencl.runtime().device,
+    log = knl.get_info(cl.kernel_info.PROGRAM).get_build_info(carray.opencl.runtime().device,
                                                                cl.program_build_info.LOG)
     print("  ", " | ".join(l.strip() for l in log.splitlines() if "gemm" in l or "register" in l
                            or "spill" in l.lower())[:400])

@@ -4,7 +4,7 @@ NumPy's array model and names; dtypes bool, int32, int64, float32 (the default f
 `import carray` never imports NumPy.
 """
 
-from carray._array import (
+from carray.core._array import (
     Array,
     AxisError,
     DeviceMismatchError,
@@ -28,7 +28,7 @@ from carray._array import (
     swapaxes,
     transpose,
 )
-from carray._creation import (
+from carray.ops._creation import (
     arange,
     empty,
     empty_like,
@@ -42,8 +42,8 @@ from carray._creation import (
     zeros,
     zeros_like,
 )
-from carray._cumulative import cumprod, cumsum
-from carray._dtype import (
+from carray.ops._cumulative import cumprod, cumsum
+from carray.core._dtype import (
     DType,
     as_dtype as dtype,
     bool_,
@@ -54,7 +54,7 @@ from carray._dtype import (
     promote_types,
     result_type,
 )
-from carray._join import (
+from carray.ops._join import (
     array_split,
     atleast_1d,
     atleast_2d,
@@ -74,72 +74,13 @@ from carray._join import (
     vsplit,
     vstack,
 )
-from carray._matmul import matmul
-from carray._sort import argsort, sort
-from carray._storage import cache_info, empty_cache, set_cache_limit
-from carray._ufunc import (
-    abs,
-    absolute,
-    add,
-    all,
-    any,
-    argmax,
-    argmin,
-    amax,
-    amin,
-    bitwise_and,
-    bitwise_not,
-    bitwise_or,
-    bitwise_xor,
-    ceil,
-    clip,
-    cos,
-    divide,
-    equal,
-    exp,
-    expm1,
-    floor,
-    floor_divide,
-    greater,
-    greater_equal,
-    invert,
-    isfinite,
-    isnan,
-    less,
-    less_equal,
-    log,
-    log1p,
-    logical_and,
-    logical_not,
-    logical_or,
-    max,
-    maximum,
-    mean,
-    min,
-    minimum,
-    mod,
-    multiply,
-    negative,
-    not_equal,
-    power,
-    prod,
-    reciprocal,
-    relu,
-    remainder,
-    sigmoid,
-    sign,
-    sin,
-    sqrt,
-    square,
-    std,
-    subtract,
-    sum,
-    tanh,
-    true_divide,
-    var,
-    where,
-)
-from carray._strided import get_num_threads, set_num_threads
+from carray.ops._matmul import matmul
+from carray.ops._sort import argsort, sort
+from carray.core._storage import cache_info, empty_cache, set_cache_limit
+# the elementwise functions (made from the op table's rows: add, exp, less, isnan, ...), where,
+# clip and the reductions
+from carray.ops._ufunc import *  # noqa: F403
+from carray.core._strided import get_num_threads, set_num_threads
 from carray import random  # carray.random: Generator, default_rng
 from carray import nn  # carray.nn: conv2d, max_pool2d, avg_pool2d and gradients
 
@@ -150,9 +91,11 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name):
-    # carray.opencl: the OpenCL runtime device="gpu" uses (its device, context, queue, pool),
-    # made on first access; ImportError without pyopencl, RuntimeError without a device.
+    # carray.opencl: the OpenCL backend, whose repr and attributes (name, queue, context, fp64)
+    # are the device's; made on first access, raising ImportError without pyopencl and
+    # RuntimeError without a device.
     if name == "opencl":
-        from carray._opencl import runtime
-        return runtime()
+        import carray.opencl as backend
+        backend.runtime()
+        return backend
     raise AttributeError(f"module 'carray' has no attribute {name!r}")

@@ -25,9 +25,9 @@ its gradient, where composing it from elementwise ops and reductions takes about
 
 import operator
 
-from carray import _nn
-from carray._array import Array, DeviceMismatchError, ascontiguousarray
-from carray._join import pad as _pad
+from carray.cpu import _nn
+from carray.core._array import Array, DeviceMismatchError, ascontiguousarray
+from carray.ops._join import pad as _pad
 
 __all__ = [
     "avg_pool2d",
@@ -92,14 +92,14 @@ def _array(x, name, op, dtype=None):
 
 
 def _kernels(op, *arrays):
-    """The kernels for these arrays' device: carray._nn on the CPU, carray._opencl.nn on the
+    """The kernels for these arrays' device: carray.cpu._nn on the CPU, carray.opencl.nn on the
     OpenCL device. RuntimeError naming both devices when the arrays are on different ones."""
     devices = {a.device for a in arrays if a is not None}
     if len(devices) > 1:
         raise DeviceMismatchError(f"{op}(): expected all arrays on one device, got "
                                   f"{sorted(devices)}; move them with .to()")
     if devices == {"gpu"}:
-        from carray._opencl import nn as gpu_nn
+        from carray.opencl import nn as gpu_nn
         return gpu_nn
     return _nn
 

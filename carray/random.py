@@ -70,7 +70,7 @@ sum.
 
 import os
 
-from carray._random import Generator, philox4x32_10_block
+from carray.cpu._random import Generator, philox4x32_10_block
 
 __all__ = ["Generator", "default_rng", "philox4x32_10_block"]
 

@@ -9,7 +9,7 @@ positions they came from (IndexAdd, the adjoint of gather).
 import collections
 
 import carray
-from carray._sort import sort_with_indices
+from carray.ops._sort import sort_with_indices
 
 from autograd.function import Function
 from autograd.ops.arith import Where

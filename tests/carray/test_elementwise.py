@@ -24,7 +24,8 @@ from hypothesis import given, settings, strategies as st
 import carray as ca
 
 from conftest import DTYPES, assert_raises_like, gpu_examples, on, random_values, to_numpy
-from _opcases import (ARITH, COMPARISONS, FLOAT_UNARY, PREDICATES, broadcast_shapes_n,
+from _opcases import (ARITH, COMPARISONS, FLOAT_INPUT_UNARY, FLOAT_UNARY, PREDICATES,
+                      TRANSCENDENTAL, broadcast_shapes_n,
                       broadcast_shapes_pair,
                       carray_binary_dtype, carray_compute_dtype, carray_unary_dtype,
                       check_values, differs_from_numpy, operand, small_shapes)
@@ -32,9 +33,7 @@ from _opcases import (ARITH, COMPARISONS, FLOAT_UNARY, PREDICATES, broadcast_sha
 SET = settings(max_examples=30, deadline=None)
 FEW = settings(max_examples=15, deadline=None)
 
-UNARY = ("negative", "abs", "sign", "exp", "log", "log1p", "expm1", "sqrt", "square",
-         "reciprocal", "sin", "cos", "tanh", "floor", "ceil", "relu", "sigmoid") + PREDICATES
-TRANSCENDENTAL = ("exp", "log", "log1p", "expm1", "sin", "cos", "tanh", "sigmoid")
+UNARY = FLOAT_INPUT_UNARY + PREDICATES
 
 NP_UNARY = {name: getattr(np, name) for name in UNARY if hasattr(np, name)}
 NP_UNARY["relu"] = lambda x: np.maximum(x, np.zeros((), x.dtype))    # NaN kept
@@ -1052,7 +1051,7 @@ def _cpu_level():
 SIMD_SCRIPT = textwrap.dedent(r"""
     import numpy as np
     import carray as ca
-    from carray import _ufunc
+    from carray.ops import _ufunc
     print(_ufunc.simd_build)
     rng = np.random.default_rng(0)
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import carray
-from carray import _format
+from carray.core import _format
 
 try:
     from numpy._core import arrayprint as _np_arrayprint

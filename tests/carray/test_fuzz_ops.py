@@ -109,12 +109,11 @@ def gout():
     return r.choice([np.zeros(3), [0, 0], 5, (None,), (small_array(),), "out", ca.zeros(()),
                      ca.broadcast_to(ca.zeros(3), (2, 3))])
 
-BIN = ["add", "subtract", "multiply", "divide", "true_divide", "power", "floor_divide",
-       "remainder", "mod", "maximum", "minimum", "equal", "not_equal", "less", "less_equal",
-       "greater", "greater_equal", "logical_and", "logical_or"]
-UN = ["logical_not", "isnan", "isfinite", "negative", "abs", "absolute", "sign", "exp", "log",
-      "log1p", "expm1", "sqrt", "square", "reciprocal", "sin", "cos", "tanh", "floor", "ceil",
-      "relu", "sigmoid"]
+from carray.ops import _optable                      # every elementwise row of the op table
+BIN = [name for op in _optable.of_kind(_optable.Kind.BINARY) + _optable.of_kind(_optable.Kind.COMPARE)
+       for name in (op.name,) + op.aliases]
+UN = [name for op in _optable.of_kind(_optable.Kind.UNARY) + _optable.of_kind(_optable.Kind.PREDICATE)
+      for name in (op.name,) + op.aliases]
 RED_D = ["sum", "prod", "mean"]
 RED = ["max", "min", "amax", "amin", "any", "all", "argmax", "argmin"]
 PYOPS = [operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,

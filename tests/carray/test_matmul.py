@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import carray as ca
-from carray import _matmul
+from carray.ops import _matmul
 
 from conftest import DTYPES, assert_raises_like, gpu_examples, random_values, seeds
 

@@ -278,7 +278,7 @@ def test_conv2d_chunks(images_per_chunk, kernel, stride, padding, N):
     """The images go in chunks sized by a col budget: one image per chunk (the pointwise case
     then multiplies the image itself), several with a shorter last chunk, or all at once; with
     8 images each of 2 threads runs its own 4, with 7 all threads work on each chunk."""
-    from carray import _nn
+    from carray.cpu import _nn
     C, H, W, O = 3, 6, 5, 4
     x, w, b = rand((N, C, H, W), 1), rand((O, C) + kernel, 2), rand((O,), 3)
     kw = dict(stride=stride, padding=padding)
@@ -626,7 +626,7 @@ def test_errors(call, exc, fragment):
 
 def test_internal_entry_points_refuse_inconsistent_arrays():
     """The Cython entry points re-check what memory safety depends on."""
-    from carray import _nn
+    from carray.cpu import _nn
     x = ca.zeros((2, 3, 5, 5))
     with pytest.raises(ValueError):
         _nn.conv2d_forward(x, ca.zeros((4, 3, 3, 3)), None, (3, 4, 3, 3), (1, 1), (0, 0), (1, 1))

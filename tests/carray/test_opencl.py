@@ -11,6 +11,9 @@ import pytest
 
 import carray as ca
 from carray import nn
+from carray.ops._optable import DTypeRule, Kind
+
+from _opcases import COMPARISONS, FLOAT_INPUT_UNARY, PREDICATES, table_names
 
 try:
     ca.opencl
@@ -111,9 +114,7 @@ def test_transposed_plus_c_ordered():
 
 # -- elementwise ---------------------------------------------------------------------------------
 
-UNARY = ["negative", "abs", "sign", "exp", "log", "log1p", "expm1", "sqrt", "square",
-         "reciprocal", "sin", "cos", "tanh", "floor", "ceil", "relu", "sigmoid", "logical_not",
-         "isnan", "isfinite"]
+UNARY = FLOAT_INPUT_UNARY + PREDICATES
 
 
 @pytest.mark.parametrize("layout", LAYOUTS, ids=[x[0] for x in LAYOUTS])
@@ -123,8 +124,7 @@ def test_unary(op, layout):
     same(getattr(ca, op)(g), getattr(ca, op)(c))
 
 
-BINARY = ["add", "subtract", "multiply", "divide", "power", "maximum", "minimum",
-          "floor_divide", "remainder", "equal", "less", "greater_equal", "logical_and"]
+BINARY = table_names(Kind.BINARY, lambda op: op.rule != DTypeRule.INTEGER) + COMPARISONS
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int64", "float64"])
@@ -219,7 +219,7 @@ def test_matmul_tiles_and_out():
 def test_matmul_fast_path(tile, monkeypatch):
     """float32 shapes that are multiples of a fast tile (batched, broadcast, transposed, an
     offset view, an out= view) against the host, and an unaligned K falling back."""
-    from carray._opencl import _cache, _matmul
+    from carray.opencl import _cache, _matmul
     monkeypatch.setattr(_matmul, "_plans", _cache.PlanCache())  # planned under other settings
     if tile:
         monkeypatch.setenv("CARRAY_OPENCL_GEMM", tile)
@@ -309,7 +309,7 @@ def test_pools_and_gradients(kw):
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
 @pytest.mark.parametrize("split", [False, True])
 def test_matmul_transposed_operands_and_split_k(dtype, split, monkeypatch):
-    from carray._opencl import _cache, _matmul
+    from carray.opencl import _cache, _matmul
     monkeypatch.setattr(_matmul, "_plans", _cache.PlanCache())  # planned under other settings
     if split:      # ask for more work groups than any device has: every unbatched product splits K
         monkeypatch.setattr(_matmul, "_want", lambda: 10**6)
@@ -369,14 +369,14 @@ def test_bad_device_and_memory_errors():
 
 
 def test_missing_pyopencl_and_float64_messages(monkeypatch):
-    from carray._opencl import _cache, _elementwise, _runtime
+    from carray.opencl import _cache, _elementwise, _runtime
     monkeypatch.setitem(sys.modules, "pyopencl", None)
     with pytest.raises(ImportError, match=r"pip install carray\[opencl\]"):
         _runtime._import_pyopencl()
     monkeypatch.undo()
     monkeypatch.setattr(_cache, "_kernels", {})
     monkeypatch.setattr(_elementwise, "_plans", _cache.PlanCache())  # planned by earlier tests
-    monkeypatch.setattr(ca.opencl, "fp64", False)
+    monkeypatch.setattr(ca.opencl.runtime(), "fp64", False)
     with pytest.raises(TypeError, match="float64"):
         ca.ones(3, dtype="float64", device="gpu")
 

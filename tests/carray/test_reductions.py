@@ -15,10 +15,10 @@ from hypothesis import given, settings, strategies as st
 import carray as ca
 
 from conftest import DTYPES, gpu_examples, on, random_values, to_numpy
-from _opcases import check_values, operand, small_shapes
+from _opcases import REDUCTIONS, check_values, operand, small_shapes
 
 SET = settings(max_examples=50, deadline=None)
-NAMES = ("sum", "prod", "max", "min")
+NAMES = REDUCTIONS
 NP = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}
 ERRSTATE = dict(all="ignore")
 

@@ -1,0 +1,249 @@
+"""Elementwise ops on the device: one C expression per op-table row and dtype (matching the CPU
+loops of carray/cpu/_kernels.pxi), keyed by the op table's enum members, and the launcher of the
+kernels/elementwise.cl kernels."""
+
+from carray.ops._optable import BinaryOp as B
+from carray.ops._optable import CompareOp as C
+from carray.ops._optable import Kind
+from carray.ops._optable import PredicateOp as P
+from carray.ops._optable import UnaryOp as U
+from carray.opencl import _cache, _layout
+from carray.opencl._launch import enqueue, launch, set_buffers, set_bytes
+from carray.opencl._runtime import runtime
+from carray.opencl._types import BOOL, CL_TYPES, FLOAT32, FLOAT64, INT64
+
+CL = CL_TYPES
+CAST = "cast"       # a conversion between dtypes (copies): not an op-table row
+
+# Each expression is a function of (T, the OpenCL type; f, a float type; b, bool; t, the carray
+# type number) giving C over the inputs x1, x2 (and x3 for where).
+UNARY_EXPR = {
+    U.U_NEG: lambda T, f, b, t: "-x1",
+    U.U_ABS: lambda T, f, b, t: "fabs(x1)" if f else "x1" if b else "(x1 < 0 ? -x1 : x1)",
+    U.U_SIGN: lambda T, f, b, t: f"carray_sign_{T}(x1)" if f else f"(({T})((x1 > 0) - (x1 < 0)))",
+    U.U_EXP: lambda T, f, b, t: "exp(x1)",
+    U.U_LOG: lambda T, f, b, t: "log(x1)",
+    U.U_LOG1P: lambda T, f, b, t: "log1p(x1)",
+    U.U_EXPM1: lambda T, f, b, t: "expm1(x1)",
+    U.U_SQRT: lambda T, f, b, t: "sqrt(x1)",
+    U.U_SQUARE: lambda T, f, b, t: "x1 * x1",
+    U.U_RECIP: lambda T, f, b, t: (
+        f"(({T})1 / x1)" if f else
+        f"(x1 == 0 ? ({T})({'LONG_MIN' if t == INT64 else 'INT_MIN'}) : ({T})(1 / x1))"),
+    U.U_SIN: lambda T, f, b, t: "sin(x1)",
+    U.U_COS: lambda T, f, b, t: "cos(x1)",
+    U.U_TANH: lambda T, f, b, t: "tanh(x1)",
+    U.U_FLOOR: lambda T, f, b, t: "floor(x1)" if f else "x1",
+    U.U_CEIL: lambda T, f, b, t: "ceil(x1)" if f else "x1",
+    U.U_RELU: lambda T, f, b, t: f"(x1 <= 0 ? ({T})0 : x1)",
+    U.U_SIGMOID: lambda T, f, b, t: f"carray_sigmoid_{T}(x1)",
+    U.U_INVERT: lambda T, f, b, t: "(x1 == 0)" if b else "(~x1)",   # ints only (ops checks)
+}
+
+BINARY_EXPR = {
+    B.B_ADD: lambda T, f, b, t: "(x1 | x2)" if b else "(x1 + x2)",
+    B.B_SUB: lambda T, f, b, t: "(x1 - x2)",
+    B.B_MUL: lambda T, f, b, t: "(x1 & x2)" if b else "(x1 * x2)",
+    B.B_DIV: lambda T, f, b, t: "(x1 / x2)" if f else f"(x2 == 0 ? ({T})0 : ({T})(x1 / x2))",
+    B.B_POW: lambda T, f, b, t: (
+        "pow(x1, x2)" if f else ("(x1 | !x2)" if b else f"(({T})carray_ipow(x1, x2))")),
+    B.B_MAX: lambda T, f, b, t: "NAN_MAX(x1, x2)",
+    B.B_MIN: lambda T, f, b, t: "NAN_MIN(x1, x2)",
+    B.B_FLOORDIV: lambda T, f, b, t: (
+        f"carray_floordiv_{T}(x1, x2)" if f else f"(({T})carray_floordiv_i(x1, x2))"),
+    B.B_MOD: lambda T, f, b, t: f"carray_mod_{T}(x1, x2)" if f else f"(({T})carray_mod_i(x1, x2))",
+    B.B_AND: lambda T, f, b, t: "(x1 & x2)",       # bitwise: bool and ints only (ops checks)
+    B.B_OR: lambda T, f, b, t: "(x1 | x2)",
+    B.B_XOR: lambda T, f, b, t: "(x1 ^ x2)",
+}
+
+COMPARE_EXPR = {
+    C.C_EQ: lambda T, f, b, t: "(x1 == x2)",
+    C.C_NE: lambda T, f, b, t: "(x1 != x2)",
+    C.C_LT: lambda T, f, b, t: "(x1 < x2)",
+    C.C_LE: lambda T, f, b, t: "(x1 <= x2)",
+    C.C_GT: lambda T, f, b, t: "(x1 > x2)",
+    C.C_GE: lambda T, f, b, t: "(x1 >= x2)",
+    C.C_AND: lambda T, f, b, t: "((x1 != 0) & (x2 != 0))",
+    C.C_OR: lambda T, f, b, t: "((x1 != 0) | (x2 != 0))",
+}
+
+PREDICATE_EXPR = {
+    P.P_NOT: lambda T, f, b, t: "(x1 == 0)",
+    P.P_ISNAN: lambda T, f, b, t: "(x1 != x1)" if f else "0",
+    P.P_ISFINITE: lambda T, f, b, t: "(x1 - x1 == 0)" if f else "1",
+}
+
+WHERE_EXPR = "(x1 ? x2 : x3)"
+
+EXPRESSIONS = {Kind.UNARY: UNARY_EXPR, Kind.BINARY: BINARY_EXPR, Kind.COMPARE: COMPARE_EXPR,
+               Kind.PREDICATE: PREDICATE_EXPR}
+
+
+def op_expr(kind, code, t, out_t):
+    """The C expression of op (kind, code) on inputs x1, x2, x3 of compute type t; KeyError when
+    the backend has none (the op table's coverage test looks)."""
+    if kind == Kind.WHERE:
+        return WHERE_EXPR
+    if kind == CAST:
+        return "(x1 != 0)" if out_t == BOOL else "x1"
+    return EXPRESSIONS[kind][code](CL[t], t >= FLOAT32, t == BOOL, t)
+
+
+def _source(kind, code, nums, is_arr, rank, vec, expr):
+    """Render elementwise.cl for operands of types `nums` (output first)."""
+    nin = len(nums) - 1
+    params = [f"__global {CL[nums[0]]}* restrict out"]
+    args = []
+    arr_k = 1
+    for k in range(1, nin + 1):
+        if is_arr[k]:
+            params.append(f"__global const {CL[nums[k]]}* restrict in{k}")
+            args.append(f"in{k}[p[{arr_k}]]")
+            arr_k += 1
+        else:
+            params.append(f"const {CL[nums[k]]} s{k}")
+            args.append(f"s{k}")
+    narr = arr_k
+    fargs = ", ".join(f"x{k}" for k in range(1, nin + 1))
+    vbody = ""
+    if vec > 1:
+        lines = []
+        vargs = []
+        arr_k = 1
+        for k in range(1, nin + 1):
+            if is_arr[k]:
+                vt = f"{CL[nums[k]]}{vec}"
+                ptr = f"(__global const {vt}*)(in{k} + L.off[{arr_k}])"
+                lines.append(f"        {vt} v{k} = ({ptr})[i];")
+                vargs.append(f"v{k}.s{{c}}")
+                arr_k += 1
+            else:
+                vargs.append(f"s{k}")
+        ot = f"{CL[nums[0]]}{vec}"
+        comps = ", ".join(f"({CL[nums[0]]})(F({', '.join(v.format(c=c) for v in vargs)}))"
+                          for c in "0123456789abcdef"[:vec])
+        lines.append(f"        ((__global {ot}*)(out + L.off[0]))[i] = ({ot})({comps});")
+        vbody = "\n".join(lines)
+    return _cache.render("elementwise.cl", narr=narr, rank=rank, params=", ".join(params),
+                         args=", ".join(args), fdef=f"#define F({fargs}) ({expr})",
+                         out_t=CL[nums[0]], vec=vec, vbody=vbody)
+
+
+_plans = _cache.PlanCache()     # launch key (op, types, layouts, offsets) -> _Plan
+
+
+class _Plan:
+    """What a repeated launch of one elementwise op on one layout reuses: the kernel, its packed
+    layout arguments, the global and local sizes, and where each scalar operand goes."""
+    __slots__ = ("knl", "consts", "gsize", "lsize", "scalars")
+
+    def __init__(self, knl, consts, gsize, lsize, scalars):
+        self.knl, self.consts, self.gsize, self.lsize = knl, consts, gsize, lsize
+        self.scalars = scalars       # ((argument index, carray type number), ...)
+
+
+def run(kind, code, t, out, inputs):
+    """out[...] = op(inputs...) elementwise. `out` is a device Array; each input is a device
+    Array broadcastable to out's shape or a host 0-d Array (a scalar). t: the compute type.
+
+    The launch is planned once per key (op, types, shapes, strides, offsets): a repeat only
+    gathers the buffers and scalar values, sets them and enqueues (the G3 path)."""
+    oc = out._cl()
+    obuf = oc[0]
+    key = [kind, code, t, oc[1:]]
+    bufs = [0, obuf]
+    svals = None
+    k = 0
+    for x in inputs:
+        k += 1
+        xc = x._cl()
+        buf = xc[0]
+        if buf is None:
+            key.append(xc[2])
+            if svals is None:
+                svals = []
+            svals.append(x.item())
+        elif buf is obuf and xc[1:] != oc[1:]:
+            key = None      # another view of the output's buffer: no plan (see _run_planned)
+            break
+        else:               # (the output itself as an operand is planned: y += b)
+            key.append(xc[1:])
+            bufs.append(k)
+            bufs.append(buf)
+    if key is not None:
+        plan = _plans.get(tuple(key))
+        if plan is not None:
+            knl = plan.knl
+            set_buffers(knl, bufs)
+            if svals is None:
+                set_bytes(knl, plan.consts)
+            else:
+                c = list(plan.consts)
+                for (i, num), v in zip(plan.scalars, svals):
+                    c.append(i)
+                    c.append(_layout.pack_scalar(num, v))
+                set_bytes(knl, c)
+            enqueue(runtime().queue, knl, plan.gsize, plan.lsize)
+            return out
+    return _run_planned(kind, code, t, out, inputs, None if key is None else tuple(key))
+
+
+def _run_planned(kind, code, t, out, inputs, plan_key):
+    """run() the first time for plan_key (or every time when it is None): lay the operands
+    out, build the kernel, launch it, and keep the plan under plan_key."""
+    rt = runtime()
+    obuf, ooff, onum, shape, ost = out._cl()
+    n = 1
+    for s in shape:
+        n *= s
+    if n == 0:
+        return out
+    nums = [onum]
+    is_arr = [True]
+    args = [obuf]
+    offs = [ooff]
+    strides = [ost]
+    for x in inputs:
+        buf, off, num, xshape, xst = x._cl()
+        if buf is obuf and (off, _layout.broadcast_strides(shape, xshape, xst)) != (ooff, ost):
+            x = x.copy()        # another view of the output's buffer: read it all first
+            buf, off, num, xshape, xst = x._cl()
+        nums.append(num)
+        if buf is None:
+            is_arr.append(False)
+            args.append(_layout.pack_scalar(num, x.item()))
+        else:
+            is_arr.append(True)
+            args.append(buf)
+            offs.append(off)
+            strides.append(_layout.broadcast_strides(shape, xshape, xst))
+    cshape, cst = _layout.coalesce(shape, strides)
+    idx = _layout.index_type(n, cshape, cst, offs)
+    rank = len(cshape)
+    flat = rank == 1 and all(s[0] == 1 for s in cst)
+    vec = 1
+    if flat and n >= 4096 and all(o % 4 == 0 for o in offs):
+        vec = 4
+    fp64 = FLOAT64 in nums
+    key = ("ew", kind, code, t, tuple(nums), tuple(is_arr), idx,
+           ("flat", vec) if flat else rank)
+    knl = _cache.kernel(key, "ew_flat" if flat else "ew_strided",
+                        lambda: _source(kind, code, nums, is_arr, 1 if flat else rank, vec,
+                                        op_expr(kind, code, t, onum)), idx, fp64)
+    if flat:
+        layout = _layout.pack(idx, offs)
+        items = n // vec + n % vec
+    else:
+        flat_st = [s for st in cst for s in st]
+        layout = _layout.pack(idx, list(cshape) + flat_st + offs)
+        items = n
+    launch(knl, items, args + [layout, _layout.pack(idx, [n])])
+    if plan_key is not None:
+        nin = len(inputs)
+        g = rt.max_group
+        _plans.put(plan_key, _Plan(knl, (nin + 1, layout, nin + 2, _layout.pack(idx, [n])),
+                                   (-(-items // g) * g,), (g,),
+                                   tuple((k, nums[k]) for k in range(1, nin + 1)
+                                         if not is_arr[k])))
+    return out

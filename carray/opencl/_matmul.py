@@ -1,0 +1,277 @@
+"""matmul on the device: operands brought to row-major batches, then one tiled, register-blocked
+GEMM kernel (matmul.cl) over the batch. Tile shapes are chosen by problem size and can be set
+with CARRAY_OPENCL_GEMM="TM,TN,BK,WM,WN" (for tuning).
+
+float32 problems whose M, N, K are multiples of a fast tile (and whose offsets allow float4
+access) take matmul.cl's fast kernel: 8 x 8 per work item, float4 loads, double-buffered local
+tiles. CARRAY_OPENCL_GEMM with WM = WN = 8 sets its tile too; CARRAY_OPENCL_GEMM_FAST=0 turns it
+off, CARRAY_OPENCL_GEMM_PAD sets its local padding (4; a multiple of 4 floats)."""
+
+import os
+import struct
+
+from carray.opencl import _cache
+from carray.opencl._runtime import runtime
+from carray.opencl._launch import enqueue, set_buffers, set_bytes
+from carray.opencl._types import BOOL, CL_TYPES, FLOAT32, FLOAT64, INT32
+
+CL = CL_TYPES
+BIG = (128, 128, 16, 8, 8)
+SMALL = (32, 32, 16, 2, 2)
+
+
+def _config(M, N, t):
+    env = os.environ.get("CARRAY_OPENCL_GEMM")
+    if env:
+        return tuple(int(x) for x in env.split(","))
+    if t in (FLOAT32, INT32) and M * N >= 512 * 512 and not runtime().is_cpu:
+        return BIG
+    return SMALL
+
+
+FAST_TILES = ((128, 128, 8), (64, 128, 8), (64, 64, 8))   # (TM, TN, BK), largest first
+INT_LIMIT = 2**31 - 1
+
+
+def _fast_config(M, N, K, nbatch):
+    """The fast kernel's (TM, TN, BK) for a float32 problem of this shape, or None when no
+    fast tile divides it (or CARRAY_OPENCL_GEMM names a non-8x8 tile, or the fast path is off).
+    The largest tile that still gives every compute unit two work groups, else the smallest."""
+    if os.environ.get("CARRAY_OPENCL_GEMM_FAST", "1") == "0":
+        return None
+    env = os.environ.get("CARRAY_OPENCL_GEMM")
+    if env:
+        tm, tn, bk, wm, wn = (int(x) for x in env.split(","))
+        tiles = ((tm, tn, bk),) if wm == wn == 8 and bk % 4 == 0 else ()
+    else:
+        tiles = FAST_TILES
+    fits = [c for c in tiles if M % c[0] == 0 and N % c[1] == 0 and K % c[2] == 0]
+    if not fits:
+        return None
+    want = _want()
+    for c in fits:
+        if (M // c[0]) * (N // c[1]) * nbatch >= want:
+            return c
+    return fits[-1]
+
+
+def _kernel(t, cfg, fast=False, ta=False, tb=False):
+    tm, tn, bk, wm, wn = cfg
+    mac = "acc |= (a) & (b)" if t == BOOL else "acc = fma(a, b, acc)" if t >= FLOAT32 else \
+        "acc += (a) * (b)"
+    pad = int(os.environ.get("CARRAY_OPENCL_GEMM_PAD", "4")) // 4 * 4 if fast else 0   # float4
+    return _cache.kernel(("gemm", t, cfg, fast, pad, ta, tb), "gemm",
+                         lambda: _cache.render("matmul.cl", t=CL[t], tm=tm, tn=tn, bk=bk, wm=wm,
+                                               wn=wn, mac=mac.replace("acc", "(acc)"),
+                                               fast=int(fast), pad=pad, ta=int(ta),
+                                               tb=int(tb)),
+                         "long", t == FLOAT64)
+
+
+def _plain(x, rows, cols):
+    """x (leading dims all 1) as (buffer, offset, row step, column step) of a rows x cols matrix:
+    row-major or transposed views as they are, other layouts as a contiguous copy."""
+    m = x.reshape(rows, cols)
+    buf, off, _, _, st = m._cl()
+    rs = st[0] if rows > 1 else cols
+    cs = st[1] if cols > 1 else 1
+    if cs == 1 and rs == cols:
+        return buf, off, cols, 1
+    if rs == 1 and cs == rows and rows > 1 and cols > 1:
+        return buf, off, 1, rows                     # a transposed contiguous matrix
+    m = m.copy()
+    buf, off = m._cl()[:2]
+    return buf, off, cols, 1
+
+
+def _batched(x, batch, nbatch, rows, cols):
+    """x as (buffer, offset, batch step, row step) of a row-major (rows x cols) matrix per batch
+    entry (step 0 when x is shared by the whole batch)."""
+    xb = x.shape[:-2]
+    n = 1
+    for s in xb:
+        n *= s
+    if n == 1:
+        m = x.reshape(rows, cols)
+        if not m.flags.c_contiguous:
+            m = m.copy()
+        buf, off, _, _, st = m._cl()
+        return buf, off, 0, cols
+    if n != nbatch:
+        import carray
+        x = carray.broadcast_to(x, tuple(batch) + (rows, cols))
+    m = x.reshape(nbatch, rows, cols)
+    if not m.flags.c_contiguous:
+        m = m.copy()
+    buf, off, _, _, st = m._cl()
+    return buf, off, rows * cols, cols
+
+
+def _want():
+    """Work groups that keep the device busy: two per compute unit."""
+    return 2 * runtime().device.max_compute_units
+
+
+TINY = (16, 16, 16, 1, 1)
+SPLIT_MIN_K = 128          # the shortest K slice worth its own work group (split-K)
+SPLIT_MAX = 512
+# K shorter than this never splits: the split's second launch (the reduction) costs the host
+# more than the idle compute units cost the device (an MLP step is bound by its launches)
+SPLIT_FROM_K = 1000
+
+
+def _split_general(M, N, K, cfg):
+    """The K slice length for split-K on the general kernel (0: no split): when the output
+    tiles leave most compute units idle and K is long, K is cut into slices, each a batch entry
+    of the launch, and the partial products are summed by a reduction."""
+    tiles = -(-M // cfg[0]) * -(-N // cfg[1])
+    want = _want()
+    if tiles >= want or K < SPLIT_FROM_K:
+        return 0
+    S = min(-(-want // tiles), K // SPLIT_MIN_K, SPLIT_MAX)
+    if S < 2:
+        return 0
+    kc = -(-K // S)
+    return -(-kc // cfg[2]) * cfg[2]
+
+
+def _split_fast(M, N, K, fast):
+    """The K slice length for split-K on the fast kernel (0: none): slices must divide K into
+    whole BK steps (the fast kernel has no edge handling)."""
+    tm, tn, bk = fast
+    tiles = (M // tm) * (N // tn)
+    want = _want()
+    if tiles >= want or K < SPLIT_FROM_K:
+        return 0
+    best = 0
+    for S in range(2, SPLIT_MAX + 1):
+        if K % S or (K // S) % bk or K // S < 4 * bk:
+            continue
+        best = K // S
+        if tiles * S >= want:
+            break
+    return best
+
+
+class _Plan:
+    """What a repeated product of one layout reuses (see matmul): the kernel, its by-value
+    arguments, the global and local sizes, and the split-K partials' shape (or None)."""
+    __slots__ = ("knl", "consts", "gsize", "lsize", "part_shape")
+
+    def __init__(self, knl, consts, gsize, lsize, part_shape):
+        self.knl, self.consts, self.gsize, self.lsize = knl, consts, gsize, lsize
+        self.part_shape = part_shape
+
+
+_plans = _cache.PlanCache()     # (type, layouts of a, b and c, a1, b1, batch) -> _Plan
+
+
+def matmul(a, b, c, a1, b1, batch):
+    """c[...] = a @ b for device arrays (a, b already of c's dtype; a1/b1: a or b was 1-d;
+    batch: the broadcast batch shape).
+
+    Unbatched products read row-major and transposed operands in place (the general kernel
+    takes both steps) and, when their output tiles would leave compute units idle, split K over
+    the launch's batch and add the slices up with one reduction (split-K). A product whose
+    operands need no copy is planned once per layout (the tile and split-K choices, and the
+    environment variables above, are read then): a repeat only sets the buffers and enqueues."""
+    ac, bc, cc = a._cl(), b._cl(), c._cl()
+    key = (cc[2], ac[1:], bc[1:], cc[1:], a1, b1, batch)
+    plan = _plans.get(key)
+    if plan is None:
+        return _matmul_planned(a, b, c, a1, b1, batch, key)
+    from carray.opencl import _reduce
+    knl = plan.knl
+    part = None
+    cbuf = cc[0]
+    if plan.part_shape is not None:
+        import carray
+        part = carray.empty(plan.part_shape, dtype=c.dtype, device="gpu")
+        cbuf = part._cl()[0]
+    set_buffers(knl, [0, cbuf, 1, ac[0], 2, bc[0]])
+    set_bytes(knl, plan.consts)
+    enqueue(runtime().queue, knl, plan.gsize, plan.lsize)
+    if part is not None:
+        _reduce.reduce(part, _reduce.R_SUM, (True, False, False), out=c)
+    return c
+
+
+def _matmul_planned(a, b, c, a1, b1, batch, key):
+    """matmul() the first time for key: choose and launch, and keep the plan when a repeat can
+    reuse it (no operand copied, c contiguous from offset 0 when K is split)."""
+    import carray
+    from carray.opencl import _reduce
+
+    rt = runtime()
+    K = a.shape[-1]
+    M = 1 if a1 else a.shape[-2]
+    N = 1 if b1 else b.shape[-1]
+    nbatch = 1
+    for s in batch:
+        nbatch *= s
+    if c.size == 0:
+        return c
+    target = c if c.flags.c_contiguous else carray.empty(c.shape, dtype=c.dtype, device="gpu")
+    if K == 0:
+        target.fill(0)
+    else:
+        A = a.reshape(1, K) if a1 else a
+        B = b.reshape(K, 1) if b1 else b
+        if nbatch == 1:
+            abuf, aoff, lda, csa = _plain(A, M, K)
+            bbuf, boff, ldb, csb = _plain(B, K, N)
+            sa = sb = 0
+        else:
+            abuf, aoff, sa, lda = _batched(A, batch, nbatch, M, K)
+            bbuf, boff, sb, ldb = _batched(B, batch, nbatch, K, N)
+            csa = csb = 1
+        cbuf, coff = target._cl()[:2]
+        t = c.dtype.num
+        fast = _fast_config(M, N, K, nbatch) if t == FLOAT32 and csa == csb == 1 else None
+        split = 0
+        if fast and all(o % 4 == 0 for o in (aoff, boff, coff)) and \
+                max(aoff + max(sa * nbatch, M * K), boff + max(sb * nbatch, K * N),
+                    coff + M * N * nbatch) <= INT_LIMIT:
+            cfg = fast + (8, 8)
+            if nbatch == 1:
+                split = _split_fast(M, N, K, fast)
+        else:
+            fast = None
+            cfg = TINY if M * N <= 256 and not os.environ.get("CARRAY_OPENCL_GEMM") else \
+                _config(M, N, t)
+            if nbatch == 1:
+                split = _split_general(M, N, K, cfg)
+        part = None
+        launches = nbatch
+        if split:
+            launches = -(-K // split)
+            part = carray.empty((launches, M, N), dtype=c.dtype, device="gpu")
+            cbuf, coff = part._cl()[0], 0
+            sa, sb = split * csa, split * ldb
+        if fast:
+            fmt = "i"
+            ints = (split or K, lda, ldb, N, sa, sb, M * N, aoff, boff, coff)
+        else:
+            fmt = "q"
+            ints = (M, N, K, lda, ldb, N, sa, sb, M * N, aoff, boff, coff, csa, csb, split)
+        tm, tn, bk, wm, wn = cfg
+        knl = _kernel(t, cfg, fast is not None, csa != 1, csb != 1)
+        consts = [v for i, x in enumerate(ints, 3) for v in (i, struct.pack(fmt, x))]
+        set_buffers(knl, [0, cbuf, 1, abuf, 2, bbuf])
+        set_bytes(knl, consts)
+        nx, ny = tn // wn, tm // wm
+        gsize, lsize = (-(-N // tn) * nx, -(-M // tm) * ny, launches), (nx, ny, 1)
+        enqueue(rt.queue, knl, gsize, lsize)
+        if target is c and abuf is a._cl()[0] and bbuf is b._cl()[0] and \
+                (part is None or c._cl()[1] == 0):
+            _plans.put(key, _Plan(knl, consts, gsize, lsize,
+                                  None if part is None else part.shape))
+        if part is not None:
+            if target._cl()[1] == 0:
+                _reduce.reduce(part, _reduce.R_SUM, (True, False, False), out=target)
+            else:
+                target[...] = _reduce.reduce(part, _reduce.R_SUM, (True, False, False)) \
+                    .reshape(target.shape)
+    if target is not c:
+        c[...] = target
+    return c

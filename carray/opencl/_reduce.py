@@ -1,0 +1,158 @@
+"""Reductions on the device: sum/prod/max/min over any axes as work-group trees (two passes when
+few outputs reduce many elements), and argmax/argmin."""
+
+from carray.ops import _optable
+from carray.ops._optable import Identity, Kind, ReduceOp
+from carray.opencl import _cache, _layout
+from carray.opencl._launch import launch
+from carray.opencl._runtime import runtime
+from carray.opencl._types import BOOL, CL_TYPES, FLOAT32, FLOAT64, INT32, INT64
+
+CL = CL_TYPES
+R_SUM, R_PROD, R_MAX, R_MIN = ReduceOp.R_SUM, ReduceOp.R_PROD, ReduceOp.R_MAX, ReduceOp.R_MIN
+WG = 256
+
+# the op table's symbolic identities, written in OpenCL C for each type: (LOWEST, HIGHEST)
+_LIMITS = {BOOL: ("0", "1"), INT32: ("INT_MIN", "INT_MAX"), INT64: ("LONG_MIN", "LONG_MAX"),
+           FLOAT32: ("-INFINITY", "INFINITY"), FLOAT64: ("-INFINITY", "INFINITY")}
+
+
+def _combine(op, t):
+    if op == R_SUM:
+        return "(a) | (b)" if t == BOOL else "(a) + (b)"
+    if op == R_PROD:
+        return "(a) & (b)" if t == BOOL else "(a) * (b)"
+    return "NAN_MAX(a, b)" if op == R_MAX else "NAN_MIN(a, b)"
+
+
+def _identity(op, t):
+    ident = _optable.lookup(Kind.REDUCE, op).identity
+    if ident == Identity.ZERO:
+        return f"({CL[t]})0"
+    if ident == Identity.ONE:
+        return f"({CL[t]})1"
+    return f"({CL[t]})({_LIMITS[t][0] if ident == Identity.LOWEST else _LIMITS[t][1]})"
+
+
+def _split(shape, strides, offset, reduced):
+    """(outer shape, outer strides, inner shape, inner strides), each coalesced, rank >= 1."""
+    oshape = [n for n, r in zip(shape, reduced) if not r]
+    ost = [s for s, r in zip(strides, reduced) if not r]
+    ishape = [n for n, r in zip(shape, reduced) if r]
+    ist = [s for s, r in zip(strides, reduced) if r]
+    oshape, (ost,) = _layout.coalesce(oshape, [ost])
+    ishape, (ist,) = _layout.coalesce(ishape, [ist])
+    return oshape, ost, ishape, ist
+
+
+def _program(t, op, orank, irank, idx):
+    # float32 products keep their partial results in double where the device has it: float
+    # products of factors near 1 round with a bias (a 1e-3 relative error over 2e5 factors)
+    acc = FLOAT64 if op == R_PROD and t == FLOAT32 and runtime().fp64 else t
+    key = ("reduce", t, op, orank, irank, idx, acc)
+    src = lambda: _cache.render("reduce.cl", t=CL[t], acc=CL[acc],  # noqa: E731
+                                combine=_combine(op, t), identity=_identity(op, t),
+                                orank=orank, irank=irank, wg=WG, cmp=">" if op == R_MAX else "<")
+    return _cache.kernel(key, ("reduce_groups", "reduce_items", "arg_groups"), src, idx,
+                         acc == FLOAT64)
+
+
+def _args(idx, oshape, ost, off, ishape, ist):
+    return (_layout.pack(idx, list(oshape) + list(ost) + [off]),
+            _layout.pack(idx, list(ishape) + list(ist) + [0]))
+
+
+_plans = _cache.PlanCache()     # (type, op, shape, strides, offset, reduced) -> _Plan
+
+
+class _Plan:
+    """What a repeated reduction of one layout reuses: the result's shape, the partials' shape
+    (two passes) or None, and each launch as (kernel, items, group, arguments), the arguments
+    "out", "in" and "part" standing for the buffers of that call."""
+    __slots__ = ("out_shape", "part_shape", "steps")
+
+    def __init__(self, out_shape, part_shape, steps):
+        self.out_shape, self.part_shape, self.steps = out_shape, part_shape, steps
+
+
+def _plan(t, op, shape, strides, off, reduced):
+    """The launches of a reduction of this layout (see reduce)."""
+    out_shape = tuple(1 if r else n for n, r in zip(shape, reduced))
+    M = 1
+    for n in out_shape:
+        M *= n
+    if M == 0:
+        return _Plan(out_shape, None, [])
+    K = 1
+    for n, r in zip(shape, reduced):
+        if r:
+            K *= n
+    oshape, ost, ishape, ist = _split(shape, strides, off, reduced)
+    idx = _layout.index_type(M * K, list(shape), [list(strides)], [off])
+    groups, items, _ = _program(t, op, len(oshape), len(ishape), idx)
+    lo, li = _args(idx, oshape, ost, off, ishape, ist)
+    P = _layout.pack
+    if K <= 64 or M >= 4096 and K <= 1024:
+        return _Plan(out_shape, None, [(items, M, None, ["out", "in", lo, li, P(idx, [K]),
+                                                          P(idx, [M])])])
+    G = 1
+    if M < 256:
+        G = max(1, min(-(-K // (WG * 8)), 1024 // M))
+    if G == 1:
+        return _Plan(out_shape, None, [(groups, M * WG, WG, ["out", "in", lo, li, P(idx, [K]),
+                                                              P(idx, [1]), P(idx, [K])])])
+    chunk = -(-K // G)
+    # second pass: the M x G partials, contiguous
+    g2, _, _ = _program(t, op, 1, 1, idx)
+    lo2, li2 = _args(idx, [M], [G], 0, [G], [1])
+    return _Plan(out_shape, (M, G), [
+        (groups, M * G * WG, WG, ["part", "in", lo, li, P(idx, [K]), P(idx, [G]),
+                                  P(idx, [chunk])]),
+        (g2, M * WG, WG, ["out", "part", lo2, li2, P(idx, [G]), P(idx, [1]), P(idx, [G])])])
+
+
+def reduce(a, op, reduced, out=None):
+    """a (a device Array) reduced with op over the dims flagged in `reduced`; the result keeps
+    every dim (size 1 where reduced), C-contiguous, a's dtype. out: a C-contiguous device Array
+    of a's dtype, as many elements and offset 0, to write instead (returned as it is).
+
+    One work item per output for short reductions, else work-group trees (two passes when few
+    outputs reduce many elements). Planned once per layout: a repeat only sets the buffers and
+    enqueues."""
+    import carray
+
+    buf, off, t, shape, strides = a._cl()
+    key = (t, op, shape, strides, off, tuple(reduced))
+    plan = _plans.get(key)
+    if plan is None:
+        plan = _plans.put(key, _plan(t, op, shape, strides, off, reduced))
+    if out is None:
+        out = carray.empty(plan.out_shape, dtype=a.dtype, device="gpu")
+    if not plan.steps:
+        return out
+    bufs = {"out": out._cl()[0], "in": buf}
+    if plan.part_shape is not None:
+        part = carray.empty(plan.part_shape, dtype=a.dtype, device="gpu")
+        bufs["part"] = part._cl()[0]
+    for knl, items, group, args in plan.steps:
+        launch(knl, items, [bufs[x] if type(x) is str else x for x in args], group)
+    return out
+
+
+def arg(rows, want_max):
+    """argmax (or argmin) of the device Array `rows` over its last dim: an int64 device Array
+    of shape rows.shape[:-1]."""
+    import carray
+
+    buf, off, t, shape, strides = rows._cl()
+    out = carray.empty(shape[:-1], dtype="int64", device="gpu")
+    M = out.size
+    if M == 0:
+        return out
+    reduced = [False] * (len(shape) - 1) + [True]
+    oshape, ost, ishape, ist = _split(shape, strides, off, reduced)
+    idx = _layout.index_type(M * shape[-1], list(shape), [list(strides)], [off])
+    _, _, argk = _program(t, R_MAX if want_max else R_MIN, len(oshape), len(ishape), idx)
+    lo, li = _args(idx, oshape, ost, off, ishape, ist)
+    launch(argk, M * WG, [out._cl()[0], buf, lo, li, _layout.pack(idx, [shape[-1]])], WG)
+    return out

@@ -1,0 +1,81 @@
+"""The one copy on the device: dst[...] = src with broadcasting and casting, between device
+arrays, from the host (upload) and to the host (download, the one place that waits)."""
+
+from carray.opencl import _elementwise, _nn
+from carray.opencl._runtime import runtime
+
+
+def _drop_leading_ones(src, ndim):
+    k = src.ndim - ndim
+    if k > 0 and all(n == 1 for n in src.shape[:k]):
+        return src.reshape(src.shape[k:])
+    return src
+
+
+def download(a):
+    """A new C-contiguous host Array with a's elements (waits for the queue)."""
+    import carray
+
+    rt = runtime()
+    if not a.flags.c_contiguous:
+        a = a.copy()
+    buf, off, num, shape, _ = a._cl()
+    host = carray.empty(shape, dtype=a.dtype)
+    flag = _nn.read_flag_with_next_read()   # kernels' index checks, read with this read
+    if host.size:
+        rt.cl.enqueue_copy(rt.queue, memoryview(host).cast("B"), buf,
+                           src_offset=off * a.itemsize, is_blocking=True)
+    elif flag is not None:
+        rt.queue.finish()
+    _nn.check_pending(flag)
+    return host
+
+
+def upload(dst, host):
+    """dst[...] = host for a C-contiguous device dst and a C-contiguous host array of its
+    shape and dtype (queued, no wait: the queue keeps `host` alive until the copy ran)."""
+    rt = runtime()
+    buf, off, _, _, _ = dst._cl()
+    if host.size:
+        rt.cl.enqueue_copy(rt.queue, buf, memoryview(host).cast("B"),
+                           dst_offset=off * dst.itemsize, is_blocking=False)
+
+
+def copy_into(dst, src):
+    """dst[...] = src (either may be on the host, at least one on the device), broadcasting src
+    to dst's shape and casting to dst's dtype. ValueError when src does not broadcast."""
+    import carray
+
+    shape = dst.shape
+    s = _drop_leading_ones(src, dst.ndim)
+    try:
+        b = carray.broadcast_to(s, shape)
+    except ValueError:
+        raise ValueError(f"could not broadcast input array from shape {src.shape} into shape "
+                         f"{shape}") from None
+    if dst.size == 0:
+        return
+    dbuf = dst._cl()[0]
+    sbuf = s._cl()[0]
+    if dbuf is not None and sbuf is not None:
+        if dbuf is sbuf and dst._cl()[1:] != b._cl()[1:]:
+            s = s.copy()        # overlapping views of one buffer: read everything first
+        _elementwise.run(_elementwise.CAST, 0, s.dtype.num, dst, [s])
+    elif dbuf is not None:
+        if s.ndim == 0:
+            _elementwise.run(_elementwise.CAST, 0, s.dtype.num, dst, [s])
+            return
+        host = carray.empty(shape, dtype=dst.dtype)
+        host[...] = b
+        if dst.flags.c_contiguous:
+            upload(dst, host)
+        else:
+            tmp = carray.empty(shape, dtype=dst.dtype, device="gpu")
+            upload(tmp, host)
+            _elementwise.run(_elementwise.CAST, 0, dst.dtype.num, dst, [tmp])
+    else:
+        dst[...] = download(s)
+
+
+def _raise():
+    raise ValueError
