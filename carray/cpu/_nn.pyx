@@ -8,7 +8,7 @@ call raises ValueError instead of reading out of bounds.
 
 Convolution. With K = C * kH * kW and L = Ho * Wo, image n's receptive fields unrolled into
 col (K x L), col[(c, ky, kx), (oy, ox)] = x[n, c, oy * sH - pH + ky * dH, ox * sW - pW + kx * dW]
-(0 outside the image), every pass is GEMMs (carray/_matmul.pxd):
+(0 outside the image), every pass is GEMMs (carray/cpu/_gemm.pxd):
 
     forward        out[n]   (O x L) = weight (O x K) @ col (K x L)  (+ bias[o] on every row)
     grad_input     dcol     (K x L) = weight^T (K x O) @ gout[n] (O x L); grad_x[n] = col2im(dcol)
@@ -46,7 +46,7 @@ from libc.string cimport memcpy, memset
 
 from carray.core._array cimport Array, new_array
 from carray.core._dtype cimport FLOAT32, FLOAT64, INT64
-from carray.ops._matmul cimport gemm
+from carray.cpu._gemm cimport gemm
 from carray.core._storage cimport host_alloc, host_free
 from carray.core._strided cimport max_threads, region_enter, region_exit, thread_seen
 

@@ -10,21 +10,21 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import carray as ca
-from carray.ops import _matmul
+from carray.cpu import _gemm
 
 from conftest import DTYPES, assert_raises_like, gpu_examples, random_values, seeds
 
 SETTINGS = settings(max_examples=150, deadline=None)
-KERNELS = _matmul._gemm_kernels()
+KERNELS = _gemm._gemm_kernels()
 SIG = "(n?,k),(k,m?)->(n?,m?)"
 
 
 @pytest.fixture(params=KERNELS)
 def kernel(request):
     """Run the test with each micro-kernel variant this CPU supports."""
-    prev = _matmul._set_gemm_kernel(request.param)
+    prev = _gemm._set_gemm_kernel(request.param)
     yield request.param
-    _matmul._set_gemm_kernel(prev)
+    _gemm._set_gemm_kernel(prev)
 
 
 def check(r, a, b, out_dtype=None):
@@ -139,11 +139,11 @@ def test_random_float_all_kernels(shapes, dtype, la, lb, seed):
     a, an = operand(dtype, sa, la, seed)
     b, bn = operand(dtype, sb, lb, seed + 1)
     for name in KERNELS:
-        prev = _matmul._set_gemm_kernel(name)
+        prev = _gemm._set_gemm_kernel(name)
         try:
             check(ca.matmul(a, b), an, bn)
         finally:
-            _matmul._set_gemm_kernel(prev)
+            _gemm._set_gemm_kernel(prev)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,11 +212,11 @@ def test_matrix_vector(form, k, la, lb):
         a, an = operand(dtype, sa, la, k)
         b, bn = operand(dtype, sb, lb, k + 1)
         for name in KERNELS:
-            prev = _matmul._set_gemm_kernel(name)
+            prev = _gemm._set_gemm_kernel(name)
             try:
                 check(ca.matmul(a, b), an, bn)
             finally:
-                _matmul._set_gemm_kernel(prev)
+                _gemm._set_gemm_kernel(prev)
 
 
 def test_threads_do_not_change_results():
@@ -488,7 +488,7 @@ def test_gemm_hook(kernel, dtype, ta, tb, alpha, beta, m, n, k):
     opB = (B[:, :k].T if tb else B[:, :n]).astype(np.float64)
     expect = alpha * (opA @ opB) + (beta * C[:, :n].astype(np.float64) if beta else 0)
     Cc = ca.array(C)
-    _matmul._gemm(ta, tb, m, n, k, alpha, ca.array(A), A.shape[1], ca.array(B), B.shape[1],
+    _gemm._gemm(ta, tb, m, n, k, alpha, ca.array(A), A.shape[1], ca.array(B), B.shape[1],
                   beta, Cc, C.shape[1])
     got = np.asarray(Cc)
     scale = abs(alpha) * (np.abs(opA) @ np.abs(opB)) + abs(beta) * np.abs(np.nan_to_num(C[:, :n]))
@@ -500,22 +500,22 @@ def test_gemm_hook(kernel, dtype, ta, tb, alpha, beta, m, n, k):
 def test_gemm_hook_validates():
     a = ca.zeros((4, 4), dtype="float32")
     with pytest.raises(ValueError, match="elements"):
-        _matmul._gemm(False, False, 5, 4, 4, 1.0, a, 4, a, 4, 0.0, a, 4)
+        _gemm._gemm(False, False, 5, 4, 4, 1.0, a, 4, a, 4, 0.0, a, 4)
     with pytest.raises(ValueError, match="lda"):
-        _matmul._gemm(False, False, 2, 2, 4, 1.0, a, 2, a, 4, 0.0, a, 4)
+        _gemm._gemm(False, False, 2, 2, 4, 1.0, a, 2, a, 4, 0.0, a, 4)
     with pytest.raises(ValueError, match="one dtype"):
         d = ca.zeros((4, 4), dtype="float64")
-        _matmul._gemm(False, False, 2, 2, 2, 1.0, a, 4, d, 4, 0.0, a, 4)
+        _gemm._gemm(False, False, 2, 2, 2, 1.0, a, 4, d, 4, 0.0, a, 4)
     with pytest.raises(ValueError, match="float32 or float64"):
         i = ca.zeros((4, 4), dtype="int32")
-        _matmul._gemm(False, False, 2, 2, 2, 1.0, i, 4, i, 4, 0.0, i, 4)
+        _gemm._gemm(False, False, 2, 2, 2, 1.0, i, 4, i, 4, 0.0, i, 4)
 
 
 def test_kernel_switch():
     assert KERNELS[0] == "plain"
     with pytest.raises(ValueError, match="not available"):
-        _matmul._set_gemm_kernel("sse9")
-    info = _matmul._gemm_info()
+        _gemm._set_gemm_kernel("sse9")
+    info = _gemm._gemm_info()
     assert info["kernel"] == KERNELS[-1]
 
 

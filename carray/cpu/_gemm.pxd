@@ -18,3 +18,17 @@ cdef int gemm_strided(int dtype_num, Py_ssize_t M, Py_ssize_t N, Py_ssize_t K, d
                       const char* A, Py_ssize_t rsa, Py_ssize_t csa,
                       const char* B, Py_ssize_t rsb, Py_ssize_t csb,
                       double beta, char* C, Py_ssize_t rsc, Py_ssize_t csc) except -1 nogil
+
+# Batched products for carray.ops._matmul: C[t] = A[t] @ B[t] for t < nbatch, where
+# offs[3t..3t+2] are the element offsets of A[t], B[t] and C[t]; the steps as in gemm_strided.
+cdef int float_matmul(int dtype_num, Py_ssize_t nbatch, const Py_ssize_t* offs,
+                      Py_ssize_t M, Py_ssize_t N, Py_ssize_t K,
+                      const char* A, Py_ssize_t rsa, Py_ssize_t csa,
+                      const char* B, Py_ssize_t rsb, Py_ssize_t csb,
+                      char* C, Py_ssize_t rsc, Py_ssize_t csc) except -1
+# integer and bool (exact, wrapping as NumPy; bool: or of ands)
+cdef void int_matmul(int dtype_num, Py_ssize_t nbatch, const Py_ssize_t* offs,
+                     Py_ssize_t M, Py_ssize_t N, Py_ssize_t K,
+                     const char* A, Py_ssize_t rsa, Py_ssize_t csa,
+                     const char* B, Py_ssize_t rsb, Py_ssize_t csb,
+                     char* C, Py_ssize_t rsc, Py_ssize_t csc) noexcept nogil
