@@ -1,8 +1,11 @@
 """gradcheck: compare backward's gradients with central finite differences (float64)."""
 
+import warnings
+
 import carray
 
 from autograd.engine import grad as _grad
+from autograd.factories import randn
 from autograd.grad_mode import enable_grad, no_grad
 from autograd.tensor import Tensor
 
@@ -34,7 +37,6 @@ def gradcheck(fn, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=Tru
                          "none of the them have requires_grad=True.")
     for i in diff:
         if inputs[i].dtype != carray.float64:
-            import warnings
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
                           f"point. gradcheck needs float64 inputs for its tolerances to hold.")
     outputs = _outputs(fn, inputs)
@@ -103,7 +105,6 @@ def gradgradcheck(fn, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e
     diff = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
     outs = _outputs(fn, inputs)
     if grad_outputs is None:
-        from autograd.factories import randn
         grad_outputs = [randn(o.shape, dtype=o.dtype) for o in outs]
     grad_outputs = list(grad_outputs)
     for g in grad_outputs:

@@ -10,10 +10,11 @@ to run backward (see Function.saved_tensors).
 """
 
 import operator
+import weakref
 
 import carray
 
-from autograd import engine, function
+from autograd._format import format_tensor
 
 __all__ = ["Tensor"]
 
@@ -120,7 +121,6 @@ class Tensor:
         fn = self.grad_fn
         if fn is None:
             return
-        import weakref
         if fn._retained is None:
             fn._retained = {}
         fn._retained[self._output_nr] = weakref.ref(self)
@@ -141,13 +141,16 @@ class Tensor:
                 fn._pre_hooks = {}
             hooks = fn._pre_hooks.setdefault(self._output_nr, [])
         hooks.append(hook)
-        return function._RemovableHandle(hooks, hook)
+        return _RemovableHandle(hooks, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf), times `gradient`, into every leaf's .grad. `gradient` is
         required unless self has one element. Raises RuntimeError when self does not require
         grad, or when the graph was already freed by an earlier backward (pass
         retain_graph=True to the first one)."""
+        # The one call-time import of the package, as torch/_tensor.py does: the engine is a
+        # layer above this module (it walks graphs of Functions, which are made of Tensors).
+        from autograd import engine
         engine.backward(self, gradient, retain_graph, create_graph, inputs)
 
     def detach(self):
@@ -299,7 +302,7 @@ class Tensor:
         return (self[i] for i in range(self.data.shape[0]))
 
     def __repr__(self):
-        return _format(self)
+        return format_tensor(self)
 
     __str__ = __repr__
 
@@ -318,6 +321,20 @@ class Tensor:
             t.__class__ = type(self)
         memo[id(self)] = t
         return t
+
+
+class _RemovableHandle:
+    """What register_hook returns: handle.remove() unregisters the hook."""
+
+    def __init__(self, hooks, hook):
+        self._hooks = hooks
+        self._hook = hook
+
+    def remove(self):
+        try:
+            self._hooks.remove(self._hook)
+        except ValueError:
+            pass
 
 
 class device(str):
@@ -392,14 +409,3 @@ def _is_float64_source(data):
     as numpy.float64, as PyTorch infers)."""
     return hasattr(data, "dtype") or hasattr(data, "__array_interface__") or \
         isinstance(data, (list, tuple))
-
-
-def _format(t):
-    from autograd._format import format_tensor
-    return format_tensor(t)
-
-
-# the modules below need the class
-function._Tensor = Tensor
-function._zeros = carray.zeros
-engine._Tensor = Tensor

@@ -5,18 +5,22 @@ import operator
 
 import carray
 
+from autograd import factories
+from autograd._defaults import get_default_dtype
 from autograd import function as _function_module
+from autograd.function import _check_inplace_allowed
 from autograd.grad_mode import _state
 from autograd.ops import inplace as _inplace_mod
 from autograd.ops._util import (along_dim_key, broadcasting, data_of, norm_dim, norm_dims,
-                                reduce_to_shape as _reduce_to_shape, wrap)
+                                wrap)
 from autograd.ops.arith import (Abs, Add, Ceil, Clamp, Cos, Div, Exp, Expm1, Floor, FloorDivide,
                                 Log, Log1p, Maximum, Minimum, Mul, Neg, Pow, Relu, Remainder,
                                 Sigmoid, Sign, Sin, Sqrt, Sub, Tanh, TruncDivide, Where,
-                                _CATEGORY, _default_float, promote_pair)
+                                _CATEGORY, promote_pair)
 from autograd.ops.inplace import inplace, raw_binary
 from autograd.ops.reduce import (AmaxDims, LogSoftmax, LogSumExp, MatMul, MaxAll, MaxDim, Mean,
-                                 MaxValues, MinValues, Prod, Softmax, Sum, Var)
+                                 MaxValues, MinValues, Prod, Softmax, StdSqrt, Sum,
+                                 Var)
 from autograd.ops.shape import (Cat, Clone, Expand, Flip, Index, IndexPut, Pad, Permute, Reshape,
                                 Squeeze, Stack, ToCopy, Transpose, Unsqueeze, index_key, is_basic)
 from autograd.ops.sort import (Cumprod, Cumsum, Sort, SortResult, TopkResult,
@@ -162,7 +166,7 @@ def _unary(fn_class, to_float=False):
     converted to the default float dtype (as PyTorch does for exp, log, ...)."""
     def op(input):
         if to_float and input.data.dtype.kind != "f":
-            input = input.to(_default_float())
+            input = input.to(get_default_dtype())
         return fn_class.apply(input)
     op.__name__ = fn_class.__name__.lower()
     op.__doc__ = fn_class.__doc__
@@ -244,7 +248,7 @@ def _float_result(*args):
         if isinstance(x, Tensor) and x.data.dtype.kind == "f":
             return x.data.dtype
         if isinstance(x, float):
-            dtype = _default_float()
+            dtype = get_default_dtype()
     return dtype
 
 
@@ -366,7 +370,6 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation over dim with Bessel's correction by default (gradient 0 where the
     deviation is 0, as PyTorch)."""
-    from autograd.ops.reduce import StdSqrt
     return StdSqrt.apply(var(input, dim, unbiased, keepdim, correction=correction))
 
 
@@ -500,7 +503,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
 def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(input))) over dim, computed stably (integer inputs give the default float)."""
     if input.data.dtype.kind != "f":
-        input = input.to(_default_float())
+        input = input.to(get_default_dtype())
     return LogSumExp.apply(input, dim, keepdim)
 
 
@@ -749,7 +752,6 @@ def _getitem(self, key):
 def _setitem(self, key, value):
     key = index_key(key)
     if _inplace_mod.records(self, value):
-        from autograd.function import _check_inplace_allowed
         _check_inplace_allowed(self)
         if not isinstance(value, Tensor):
             value = wrap(carray.asarray(value, dtype=self.data.dtype, device=self.data.device))
@@ -898,7 +900,6 @@ def _masked_fill_(self, mask, value):
 
 def _random_fill(kind):
     def method(self, a=None, b=None, *, generator=None):
-        from autograd import factories
         with _no_record():
             new = factories._random_array(kind, self.data.shape, self.data.dtype,
                                           self.data.device, a, b, generator)
@@ -926,7 +927,6 @@ def _reflected(fn):
 
 def _new_factory(name):
     def method(self, *size, dtype=None, device=None, requires_grad=False, fill_value=None):
-        from autograd import factories
         dtype = dtype or self.data.dtype
         device = device or self.data.device
         if name == "new_full":
@@ -1041,7 +1041,6 @@ _METHODS["__ixor__"] = _METHODS["bitwise_xor_"]
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
 
-_function_module._reduce_to_shape = _reduce_to_shape
 
 Tensor.T = property(lambda self: self.permute(tuple(range(self.data.ndim - 1, -1, -1))))
 Tensor.mT = property(lambda self: self.transpose(-2, -1))

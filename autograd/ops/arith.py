@@ -4,8 +4,11 @@ Binary ops broadcast; their gradients go back through reduce_grad. Either argume
 Python number (it gets no gradient).
 """
 
+import math
+
 import carray
 
+from autograd._defaults import get_default_dtype
 from autograd.function import _NO_EDGE, Function, _edge, _refresh_view, _sequence
 from autograd.grad_mode import _state
 from autograd.ops._util import broadcasting, data_of, meta, reduce_grad, wrap
@@ -181,7 +184,7 @@ class Div(_Binary):
     def compute(a, b):
         out = carray.divide(a, b)
         if out.dtype == carray.float64 and _int_operand(a) and _int_operand(b):
-            out = out.astype(_default_float())  # int / int gives the default float (PyTorch)
+            out = out.astype(get_default_dtype())  # int / int gives the default float (PyTorch)
         return out
 
     @staticmethod
@@ -266,9 +269,6 @@ def _int_operand(x):
     return x.dtype.kind != "f" if isinstance(x, carray.Array) else not isinstance(x, float)
 
 
-def _default_float():
-    from autograd.factories import get_default_dtype
-    return get_default_dtype()
 _NO = (False, False)
 _NEEDS = {(x, y): (x, y) for x in (False, True) for y in (False, True)}
 _NEEDS[False, False] = _NO
@@ -316,7 +316,6 @@ class Pow(_Builtin):
             if a is None and ctx.sa == 0:  # 0 ** b: 0 where b >= 0, as PyTorch
                 gb = Where.apply(b >= 0, 0.0, g * out * float("-inf"))
             elif a is None:
-                import math
                 gb = g * out * (math.log(ctx.sa) if ctx.sa > 0 else float("nan"))
             else:
                 # d/db a**b = a**b log a, taken as 0 where a == 0 and b >= 0 (as PyTorch)

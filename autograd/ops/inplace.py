@@ -12,7 +12,8 @@ this is how PyTorch rebases history after in-place ops on views.
 
 import carray
 
-from autograd.function import Function, _check_inplace_allowed, scalar_type_name
+from autograd.function import (Function, _check_inplace_allowed, replay, scalar_type_name,
+                               view_path)
 from autograd.grad_mode import _state
 from autograd.ops._util import data_of, meta, reduce_grad
 from autograd.ops.shape import Clone
@@ -76,24 +77,6 @@ def _check_cast(src, dst):
         raise RuntimeError(f"result type {scalar_type_name(src)} can't be cast to the desired "
                            f"output type {scalar_type_name(dst)}")
 
-
-
-def view_path(t):
-    """The (method, args) steps that make view t from its base, base first."""
-    steps = []
-    while t._view_of is not None:
-        parent, name, args = t._view_of
-        steps.append((name, args))
-        t = parent
-    steps.reverse()
-    return tuple(steps)
-
-
-def replay(x, path):
-    """Apply the view steps of `path` to x."""
-    for name, args in path:
-        x = getattr(x, name)(*args)
-    return x
 
 
 class CopySlices(Function):
