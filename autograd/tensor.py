@@ -1,8 +1,15 @@
 """autograd.Tensor: a carray.Array (`.data`) plus what autograd needs to differentiate it.
 
 This file holds the Tensor's own state and protocols (graph attributes, conversion, repr,
-backward). The ops (arithmetic, math, reductions, views, indexing) are Functions in
-autograd/ops/ and are attached to the class there, under PyTorch's names.
+backward). It is the lowest layer of autograd but for grad_mode.py, _defaults.py and _format.py:
+
+    grad_mode, _defaults, _format  <-  tensor  <-  function  <-  engine  <-  factories
+        <-  ops/*  <-  nn, optim, gradcheck, ...  <-  autograd/__init__.py
+
+so the ops (arithmetic, math, reductions, views, indexing), which are Functions of
+autograd/ops/, are set on the class by autograd/ops/tensor_methods.py (its METHODS table),
+under PyTorch's names; autograd/tensor.pyi lists every method for IDEs. Tensor.backward reaches
+the engine by the one call-time import of the package (as torch/_tensor.py does).
 
 Every tensor has a version counter (`_vc`, a one-element list shared by all views of the same
 memory): each in-place op bumps it, so a node whose saved tensor was modified since can refuse

@@ -1,11 +1,19 @@
-"""What every op file shares: wrapping arrays, the one gradient-reduction helper, dim checks."""
+"""What every op file shares: the base of the built-in Functions, wrapping arrays, the one
+gradient-reduction helper, dim checks."""
 
 import carray
 
-from autograd.function import reduce_to_shape
+from autograd.function import Function, reduce_to_shape
 from autograd.tensor import Tensor, norm_dim  # noqa: F401  (norm_dim: for the ops)
 
 wrap = Tensor._wrap
+
+
+class Builtin(Function):
+    """Base of every built-in op: its backward returns one gradient of the exact shape (or None)
+    per argument, so the engine skips the checks it makes on a custom Function's results."""
+
+    _trusted = True
 
 
 def data_of(x):

@@ -12,10 +12,10 @@ this is how PyTorch rebases history after in-place ops on views.
 
 import carray
 
-from autograd.function import (Function, _check_inplace_allowed, replay, scalar_type_name,
-                               view_path)
+from autograd._defaults import scalar_type_name
+from autograd.function import _check_inplace_allowed, replay, view_path
 from autograd.grad_mode import _state
-from autograd.ops._util import data_of, meta, reduce_grad
+from autograd.ops._util import Builtin, data_of, meta, reduce_grad
 from autograd.ops.shape import Clone
 from autograd.tensor import Tensor
 
@@ -78,12 +78,9 @@ def _check_cast(src, dst):
                            f"output type {scalar_type_name(dst)}")
 
 
-
-class CopySlices(Function):
+class CopySlices(Builtin):
     """base with the region `path` selects replaced by value (in place on base);
     dbase = g with that region zeroed, dvalue = g's region."""
-
-    _trusted = True
 
     @staticmethod
     def forward(ctx, base, value, path):
