@@ -11,6 +11,7 @@
     sort.py              sort, argsort, topk
     shape.py             views, indexing, cat, stack, flip, pad, copies
     inplace.py           how in-place ops keep the graph right (CopySlices)
+    nn.py                the Functions behind autograd.nn.functional (linear, conv2d, losses)
     _util.py             the Builtin base, wrapping, the one unbroadcast helper, dim checks
 
 Each Function (forward and backward side by side) is importable from here, as are the torch.*
@@ -20,6 +21,7 @@ functions.
 from autograd.ops import tensor_methods  # noqa: F401  (gives Tensor its op methods)
 from autograd.ops.elementwise import *  # noqa: F403
 from autograd.ops.linalg import *  # noqa: F403
+from autograd.ops.nn import *  # noqa: F403
 from autograd.ops.reduce import *  # noqa: F403
 from autograd.ops.scan import *  # noqa: F403
 from autograd.ops.shape import *  # noqa: F403
