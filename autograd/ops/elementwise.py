@@ -514,9 +514,10 @@ def _relu_grad(g, x, y):
     return wrap(carray.where(carray.greater(y.data, 0), g.data, 0))
 
 
-# g is the gradient of the result, x the input, y the result; saves says which of x and y the
-# derivative reads. to_float: integer inputs are cast to the default float first (as PyTorch).
-#   name             kernel          saves     to_float  derivative                   formula
+# Each row: unary(name, kernel, saves, to_float, derivative, formula). The derivative gets g,
+# the gradient of the result, and x (the input) or y (the result), whichever `saves` names;
+# to_float: integer inputs are cast to the default float first (as PyTorch); formula states the
+# derivative in the class's docstring.
 Exp = unary("Exp", carray.exp, "result", True, lambda g, x, y: g * y, "g exp(x)")
 Expm1 = unary("Expm1", carray.expm1, "result", True, lambda g, x, y: g * (y + 1), "g exp(x)")
 Log = unary("Log", carray.log, "input", True, lambda g, x, y: g / x, "g / x")
