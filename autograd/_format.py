@@ -12,6 +12,8 @@ brackets are written line by line. set_printoptions changes the module-wide opti
 import math
 from contextlib import contextmanager
 
+from autograd._defaults import get_default_dtype
+
 # ------------------------------------------------------------------------------------------------
 # Options
 # ------------------------------------------------------------------------------------------------
@@ -198,8 +200,6 @@ def format_tensor(t):
     """PyTorch-style text of tensor t (its values read to the host once):
     tensor(<values>[, device='gpu'][, size=...][, dtype=autograd.X][, grad_fn=<...> |
     requires_grad=True])."""
-    from autograd.factories import get_default_dtype
-
     prefix = "tensor("
     indent = len(prefix)
     arr = t.data

@@ -18,6 +18,7 @@ import carray
 
 from autograd.function import AccumulateGrad, _edge
 from autograd.grad_mode import _state
+from autograd.tensor import Tensor
 
 __all__ = ["backward", "grad"]
 
@@ -71,7 +72,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                    "used in the graph. Set allow_unused=True if this is the "
                                    "desired behavior.")
             if materialize_grads:
-                captured[i] = _Tensor._wrap(carray.zeros(inputs[i].shape, dtype=inputs[i].dtype,
+                captured[i] = Tensor._wrap(carray.zeros(inputs[i].shape, dtype=inputs[i].dtype,
                                                          device=inputs[i].device))
     return tuple(captured)
 
@@ -252,7 +253,7 @@ def _make_grads(outputs, grads, create_graph):
                            f"{len(grads)} gradients for {len(outputs)} outputs")
     out = []
     for i, (t, g) in enumerate(zip(outputs, grads)):
-        if not isinstance(t, _Tensor):
+        if not isinstance(t, Tensor):
             raise TypeError(f"backward: expected Tensors as outputs, got {type(t).__name__}")
         if g is None:
             if t.requires_grad and t.data.size != 1:
@@ -260,10 +261,10 @@ def _make_grads(outputs, grads, create_graph):
             if t.requires_grad and t.data.dtype.kind != "f":
                 raise RuntimeError("grad can be implicitly created only for real scalar outputs "
                                    f"but got {t.dtype}")
-            g = _Tensor._wrap(carray.ones(t.shape, dtype=t.dtype, device=t.device))
+            g = Tensor._wrap(carray.ones(t.shape, dtype=t.dtype, device=t.device))
         else:
-            if not isinstance(g, _Tensor):
-                g = _Tensor._wrap(carray.asarray(g, dtype=t.dtype, device=t.device))
+            if not isinstance(g, Tensor):
+                g = Tensor._wrap(carray.asarray(g, dtype=t.dtype, device=t.device))
             if g.device != t.device:
                 raise RuntimeError(f"invalid gradient at index {i} - expected device {t.device} "
                                    f"but got {g.device}")
@@ -286,6 +287,3 @@ def _root_edge(t, i):
         raise RuntimeError(f"element {i} of tensors does not require grad and does not have a "
                            f"grad_fn")
     return _edge(t)
-
-
-_Tensor = None  # set by autograd/tensor.py

@@ -2,10 +2,12 @@
 the global random generator (manual_seed)."""
 
 import operator
+import os
 
 import carray
 from carray.cpu._random import _restore
 
+from autograd._defaults import get_default_dtype, set_default_dtype
 from autograd.tensor import Tensor, _to_array
 
 __all__ = ["arange", "empty", "empty_like", "eye", "full", "full_like", "linspace",
@@ -13,24 +15,6 @@ __all__ = ["arange", "empty", "empty_like", "eye", "full", "full_like", "linspac
            "randn_like", "randint_like", "randperm", "tensor", "zeros", "zeros_like", "Generator",
            "default_generator", "get_rng_state", "set_rng_state", "get_default_dtype",
            "set_default_dtype", "seed", "initial_seed"]
-
-_default_float = carray.float32
-
-
-def get_default_dtype():
-    """The dtype of tensors made from Python floats (float32 unless set_default_dtype)."""
-    return _default_float
-
-
-def set_default_dtype(d):
-    """Make d (float32 or float64) the dtype of tensors made from Python floats. TypeError for
-    other dtypes."""
-    global _default_float
-    d = carray.dtype(d)
-    if d.kind != "f":
-        raise TypeError(f"only floating-point types are supported as the default type, "
-                        f"got {d}")
-    _default_float = d
 
 
 def _finish(arr, requires_grad):
@@ -69,9 +53,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False):
     RuntimeError when requires_grad is asked for a non-float dtype."""
     src = data.detach() if isinstance(data, Tensor) else data
     arr = _to_array(src, dtype, _device(device) if device is not None else None)
-    if dtype is None and arr.dtype == carray.float32 and _default_float != carray.float32 \
+    if dtype is None and arr.dtype == carray.float32 and get_default_dtype() != carray.float32 \
             and not hasattr(src, "dtype"):
-        arr = arr.astype(_default_float)
+        arr = arr.astype(get_default_dtype())
     if arr is src or isinstance(src, Tensor) and arr is src.data or _shares(arr, src) \
             or not isinstance(src, (list, tuple, int, float, bool, carray.Array, Tensor)):
         # (NumPy arrays and other buffers are read without a copy by asarray)
@@ -105,7 +89,7 @@ def from_numpy(array):
 
 
 def _float(dtype):
-    return _dtype(dtype) or _default_float
+    return _dtype(dtype) or get_default_dtype()
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
@@ -130,7 +114,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     """A tensor filled with fill_value; the dtype follows it (bool, int64, or float32)."""
     if dtype is None:
         dtype = carray.bool_ if isinstance(fill_value, bool) else carray.int64 \
-            if isinstance(fill_value, int) else _default_float
+            if isinstance(fill_value, int) else get_default_dtype()
     return _finish(carray.full(_size((size,)), fill_value, dtype=_dtype(dtype),
                                device=_device(device)), requires_grad)
 
@@ -169,7 +153,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if dtype is None:
         is_int = all(isinstance(v, int) or isinstance(v, Tensor) and v.dtype.kind in "iu"
                      for v in (start, end, step))
-        dtype = carray.int64 if is_int else _default_float
+        dtype = carray.int64 if is_int else get_default_dtype()
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     if _dtype(dtype) == carray.int64:  # int64 truncates the bounds first (as PyTorch)
         vals = [int(v) for v in vals]
@@ -249,7 +233,6 @@ class Generator:
         return self._seed
 
     def seed(self):
-        import os
         return self.manual_seed(int.from_bytes(os.urandom(8), "little"))._seed
 
 

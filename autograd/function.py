@@ -23,9 +23,14 @@ A node's edges (`next_functions`) hold, for each argument of forward, the node i
 to: the argument's own grad_fn, an AccumulateGrad for a leaf that requires grad, or None.
 """
 
+import functools
 import itertools
 
+import carray
+
+from autograd._defaults import scalar_type_name
 from autograd.grad_mode import _state
+from autograd.tensor import Tensor, _RemovableHandle
 
 __all__ = ["Function", "AccumulateGrad", "once_differentiable"]
 
@@ -111,7 +116,7 @@ class Function:
                 out.append(None)
                 continue
             if item.__class__ is _SavedOutput:
-                tensor = _Tensor._from_node(item.data, item.vc, self, item.output_nr)
+                tensor = Tensor._from_node(item.data, item.vc, self, item.output_nr)
                 vc = item.vc
             else:
                 tensor = item
@@ -163,9 +168,9 @@ class Function:
         record = False
         needs = []
         for a in args:
-            if isinstance(a, _Tensor) and a._view_of is not None and a._vc[0] != a._view_version:
+            if isinstance(a, Tensor) and a._view_of is not None and a._vc[0] != a._view_version:
                 _refresh_view(a)
-            if isinstance(a, _Tensor) and a._rg:
+            if isinstance(a, Tensor) and a._rg:
                 needs.append(True)
                 record = True
             else:
@@ -195,7 +200,7 @@ class Function:
             for i, g in enumerate(grads):
                 if g is None and self._out_meta[i] is not None:
                     shape, dtype, device = self._out_meta[i]
-                    grads[i] = _Tensor._wrap(_zeros(shape, dtype=dtype, device=device))
+                    grads[i] = Tensor._wrap(carray.zeros(shape, dtype=dtype, device=device))
         result = type(self).backward(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)
@@ -222,13 +227,13 @@ class Function:
         """A custom backward's gradient i, summed to the argument's shape when it broadcasts."""
         if g is None or self.next_functions[i][0] is None:
             return None
-        if not isinstance(g, _Tensor):
+        if not isinstance(g, Tensor):
             raise TypeError(f"function {self.name()} returned a gradient of type "
                             f"{type(g).__name__} at index {i}; expected a Tensor or None")
         shape = self._in_shapes[i]
         if g.shape != shape:
             try:
-                g = _reduce_to_shape(g, shape)
+                g = reduce_to_shape(g, shape)
             except (ValueError, RuntimeError):
                 raise RuntimeError(f"Function {self.name()} returned an invalid gradient at index "
                                    f"{i} - got {list(g.shape)} but expected shape compatible "
@@ -245,7 +250,7 @@ def _link(ctx, args, result):
     """Make ctx the grad_fn of forward's outputs and record its edges and saved tensors."""
     edges = []
     for a in args:
-        if isinstance(a, _Tensor):
+        if isinstance(a, Tensor):
             fn = a.grad_fn
             if fn is not None:
                 edges.append((fn, a._output_nr))
@@ -257,7 +262,7 @@ def _link(ctx, args, result):
             edges.append(_NO_EDGE)
     ctx.next_functions = tuple(edges)
     ctx._seq = next(_sequence)
-    if result.__class__ is _Tensor and not ctx._dirty and not ctx._non_differentiable:
+    if result.__class__ is Tensor and not ctx._dirty and not ctx._non_differentiable:
         # the common case: one new output
         if result.data.dtype.kind == "f":
             result._rg = True
@@ -268,14 +273,14 @@ def _link(ctx, args, result):
     else:
         _link_outputs(ctx, result)
     if not ctx._trusted:
-        ctx._in_shapes = tuple(a.data.shape if isinstance(a, _Tensor) else None for a in args)
+        ctx._in_shapes = tuple(a.data.shape if isinstance(a, Tensor) else None for a in args)
     to_save = ctx._to_save
     if to_save:
         saved = []
         for t in to_save:
             if t is None:
                 saved.append(_NOTHING_SAVED)
-            elif not isinstance(t, _Tensor):
+            elif not isinstance(t, Tensor):
                 raise TypeError(f"save_for_backward can only save variables, but argument "
                                 f"{len(saved)} is of type {type(t).__name__}")
             elif t.grad_fn is ctx:
@@ -293,7 +298,7 @@ def _link_outputs(ctx, result):
     non_diff = ctx._non_differentiable
     dirty = ctx._dirty
     for i, out in enumerate(outputs):
-        if not isinstance(out, _Tensor):
+        if not isinstance(out, Tensor):
             meta.append(None)
             continue
         meta.append((out.data.shape, out.data.dtype, out.data.device))
@@ -349,7 +354,6 @@ def _refresh_view(t):
     base = t._base
     if base is None or not base._rg:
         return
-    from autograd.ops.inplace import replay, view_path
     prev = _state.enabled
     _state.enabled = True
     try:
@@ -383,25 +387,9 @@ class AccumulateGrad:
         pass
 
 
-class _RemovableHandle:
-    """What register_hook returns: handle.remove() unregisters the hook."""
-
-    def __init__(self, hooks, hook):
-        self._hooks = hooks
-        self._hook = hook
-
-    def remove(self):
-        try:
-            self._hooks.remove(self._hook)
-        except ValueError:
-            pass
-
-
 def once_differentiable(fn):
     """Decorator for a backward that is not itself differentiable (as torch's): it runs with
     grad mode off even under create_graph."""
-    import functools
-
     @functools.wraps(fn)
     def wrapper(ctx, *args):
         prev = _state.enabled
@@ -411,15 +399,6 @@ def once_differentiable(fn):
         finally:
             _state.enabled = prev
     return wrapper
-
-
-def scalar_type_name(dtype):
-    """PyTorch's name of a dtype in error messages: 'Float', 'Double', 'Long', 'Int', 'Bool'."""
-    return _SCALAR_TYPE_NAMES.get(dtype.name, dtype.name)
-
-
-_SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-                      "bool": "Bool"}
 
 
 def _modified_error(tensor, node, expected, actual):
@@ -455,7 +434,46 @@ def _check_inplace_allowed(t):
                            "in-place operation.")
 
 
-# Set by autograd/tensor.py (the Tensor class needs this module first).
-_Tensor = None
-_zeros = None
-_reduce_to_shape = None
+# ---------------------------------------------------------------------------------------------
+# helpers the ops share with the nodes
+# ---------------------------------------------------------------------------------------------
+
+def reduce_to_shape(g, shape):
+    """g summed over the dims it has beyond `shape` and over those where shape has 1 (ValueError
+    when g's shape does not broadcast from shape): the one place gradients are unbroadcast (a
+    custom backward's gradients here, the built-in ops' through ops/_util.reduce_grad)."""
+    gshape = g.data.shape
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    if lead < 0:
+        raise ValueError(f"cannot reduce a gradient of shape {gshape} to shape {shape}")
+    dims = list(range(lead))
+    for i, n in enumerate(shape):
+        if n == 1 and gshape[lead + i] != 1:
+            dims.append(lead + i)
+        elif n != gshape[lead + i] and n != 1:
+            raise ValueError(f"cannot reduce a gradient of shape {gshape} to shape {shape}")
+    if dims:
+        g = g.sum(dim=tuple(dims), keepdim=True)
+    if lead:
+        g = g.reshape(shape)
+    return g
+
+
+def view_path(t):
+    """The (method, args) steps that make view t from its base, base first."""
+    steps = []
+    while t._view_of is not None:
+        parent, name, args = t._view_of
+        steps.append((name, args))
+        t = parent
+    steps.reverse()
+    return tuple(steps)
+
+
+def replay(x, path):
+    """Apply the view steps of `path` to x (Tensor methods, by name)."""
+    for name, args in path:
+        x = getattr(x, name)(*args)
+    return x

@@ -1,8 +1,15 @@
 """autograd.Tensor: a carray.Array (`.data`) plus what autograd needs to differentiate it.
 
 This file holds the Tensor's own state and protocols (graph attributes, conversion, repr,
-backward). The ops (arithmetic, math, reductions, views, indexing) are Functions in
-autograd/ops/ and are attached to the class there, under PyTorch's names.
+backward). It is the lowest layer of autograd but for grad_mode.py, _defaults.py and _format.py:
+
+    grad_mode, _defaults, _format  <-  tensor  <-  function  <-  engine  <-  factories
+        <-  ops/*  <-  nn, optim, gradcheck, ...  <-  autograd/__init__.py
+
+so the ops (arithmetic, math, reductions, views, indexing), which are Functions of
+autograd/ops/, are set on the class by autograd/ops/tensor_methods.py (its METHODS table),
+under PyTorch's names; autograd/tensor.pyi lists every method for IDEs. Tensor.backward reaches
+the engine by the one call-time import of the package (as torch/_tensor.py does).
 
 Every tensor has a version counter (`_vc`, a one-element list shared by all views of the same
 memory): each in-place op bumps it, so a node whose saved tensor was modified since can refuse
@@ -10,10 +17,11 @@ to run backward (see Function.saved_tensors).
 """
 
 import operator
+import weakref
 
 import carray
 
-from autograd import engine, function
+from autograd._format import format_tensor
 
 __all__ = ["Tensor"]
 
@@ -120,7 +128,6 @@ class Tensor:
         fn = self.grad_fn
         if fn is None:
             return
-        import weakref
         if fn._retained is None:
             fn._retained = {}
         fn._retained[self._output_nr] = weakref.ref(self)
@@ -141,13 +148,16 @@ class Tensor:
                 fn._pre_hooks = {}
             hooks = fn._pre_hooks.setdefault(self._output_nr, [])
         hooks.append(hook)
-        return function._RemovableHandle(hooks, hook)
+        return _RemovableHandle(hooks, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf), times `gradient`, into every leaf's .grad. `gradient` is
         required unless self has one element. Raises RuntimeError when self does not require
         grad, or when the graph was already freed by an earlier backward (pass
         retain_graph=True to the first one)."""
+        # The one call-time import of the package, as torch/_tensor.py does: the engine is a
+        # layer above this module (it walks graphs of Functions, which are made of Tensors).
+        from autograd import engine
         engine.backward(self, gradient, retain_graph, create_graph, inputs)
 
     def detach(self):
@@ -299,7 +309,7 @@ class Tensor:
         return (self[i] for i in range(self.data.shape[0]))
 
     def __repr__(self):
-        return _format(self)
+        return format_tensor(self)
 
     __str__ = __repr__
 
@@ -318,6 +328,20 @@ class Tensor:
             t.__class__ = type(self)
         memo[id(self)] = t
         return t
+
+
+class _RemovableHandle:
+    """What register_hook returns: handle.remove() unregisters the hook."""
+
+    def __init__(self, hooks, hook):
+        self._hooks = hooks
+        self._hook = hook
+
+    def remove(self):
+        try:
+            self._hooks.remove(self._hook)
+        except ValueError:
+            pass
 
 
 class device(str):
@@ -392,14 +416,3 @@ def _is_float64_source(data):
     as numpy.float64, as PyTorch infers)."""
     return hasattr(data, "dtype") or hasattr(data, "__array_interface__") or \
         isinstance(data, (list, tuple))
-
-
-def _format(t):
-    from autograd._format import format_tensor
-    return format_tensor(t)
-
-
-# the modules below need the class
-function._Tensor = Tensor
-function._zeros = carray.zeros
-engine._Tensor = Tensor

@@ -1,10 +1,9 @@
 """autograd.nn.functional: torch.nn.functional's ops on autograd Tensors.
 
-Same names, arguments, results and error types as PyTorch. Each differentiable op is either a
-composition of autograd's ops or a Function in this file with its forward and backward side by
-side. The Functions work on the carray data directly (one node, few temporaries: the training
-loop's hot path) and, when backward runs under create_graph (grad mode on), build their gradient
-from differentiable ops instead, so gradients of gradients work.
+Same names, arguments, results and error types as PyTorch. This file is the argument-handling
+layer, as torch.nn.functional is: it checks shapes, dtypes and options, and each differentiable
+op is either a composition of autograd's ops or one `.apply` of a Function of autograd/ops/nn.py,
+where its forward and backward sit side by side.
 
     linear conv2d max_pool2d avg_pool2d                     layers
     relu leaky_relu gelu sigmoid tanh softplus silu elu ... activations
@@ -20,16 +19,16 @@ import operator
 import warnings
 
 import carray
-from carray import nn as _cnn
 
 from autograd import factories
-from autograd.function import Function, scalar_type_name
-from autograd.grad_mode import _state
+from autograd._defaults import scalar_type_name
 from autograd.ops import (Cat, Index, Mul, Pad, Relu, Where, log_softmax as _log_softmax,
                           sigmoid as _sigmoid, softmax as _softmax, tanh as _tanh)
+from autograd.ops._util import wrap
 from autograd.ops.inplace import inplace as _inplace
-from autograd.ops._util import reduce_grad, wrap
-from autograd.ops.shape import IndexAdd
+from autograd.ops.nn import (Addmm, AvgPool2D, BatchNormTrain, Convolution, CrossEntropy,
+                             Embedding, Erf, LeakyRelu, MaxPool2DWithIndices, NllLoss,
+                             SoftmaxCrossEntropy, Softplus, Targets, leaky_relu_data)
 
 __all__ = [
     "avg_pool2d", "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
@@ -37,13 +36,6 @@ __all__ = [
     "leaky_relu", "linear", "log_softmax", "max_pool2d", "mse_loss", "nll_loss", "one_hot",
     "pad", "relu", "relu6", "sigmoid", "silu", "softmax", "softmin", "softplus", "tanh",
 ]
-
-
-class _Fn(Function):
-    """Base of this file's Functions: built-ins whose backward returns exactly shaped grads."""
-
-    _trusted = True
-
 
 
 def _size(shape):
@@ -68,19 +60,6 @@ def _reduction_arg(reduction, size_average=None, reduce=None):
     return reduction
 
 
-class _as_runtime_error:
-    """Re-raise carray.nn's ValueErrors (bad padding strings, argument lengths) as the
-    RuntimeError PyTorch raises for them."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, exc, tb):
-        if kind is not None and issubclass(kind, ValueError):
-            raise RuntimeError(str(exc)) from None
-        return False
-
-
 def _reduce(loss, reduction):
     if reduction == "mean":
         return loss.mean()
@@ -92,55 +71,6 @@ def _reduce(loss, reduction):
 # ---------------------------------------------------------------------------------------------
 # linear
 # ---------------------------------------------------------------------------------------------
-
-class Linear(_Fn):
-    """y = x W^T + b over the last dim of x (any leading dims);
-    dx = g W, dW = g^T x and db = sum of g, both over all leading dims."""
-
-    @staticmethod
-    def forward(ctx, x, w, b):
-        xd, wd = x.data, w.data
-        n_in, n_out = wd.shape[1], wd.shape[0]
-        x2 = xd if xd.ndim == 2 else xd.reshape((-1, n_in))
-        y = carray.matmul(x2, wd.T)
-        if b is not None:
-            carray.add(y, b.data, out=y)
-        if xd.ndim != 2:
-            y = y.reshape(xd.shape[:-1] + (n_out,))
-        need = ctx.needs_input_grad
-        if True in need:
-            ctx.save_for_backward(x if need[1] else None, w if need[0] else None)
-            ctx.shapes = (xd.shape, wd.shape)
-            ctx.b = (b.data.shape, b.data.dtype) if b is not None else None
-        return wrap(y)
-
-    @staticmethod
-    def backward(ctx, g):
-        x, w = ctx.saved_tensors
-        need = ctx.needs_input_grad
-        xshape, (n_out, n_in) = ctx.shapes
-        gx = gw = gb = None
-        if _state.enabled:  # create_graph: differentiable ops
-            g2 = g.reshape((-1, n_out))
-            if need[0]:
-                gx = g.matmul(w)
-            if need[1]:
-                gw = g2.t().matmul(x.reshape((-1, n_in)))
-            if need[2]:
-                gb = reduce_grad(g2.sum(0), ctx.b)
-            return gx, gw, gb
-        gd = g.data
-        g2 = gd if gd.ndim == 2 else gd.reshape((-1, n_out))
-        if need[0]:
-            gx = carray.matmul(g2, w.data)
-            gx = wrap(gx if len(xshape) == 2 else gx.reshape(xshape))
-        if need[1]:
-            xd = x.data
-            x2 = xd if xd.ndim == 2 else xd.reshape((-1, n_in))
-            gw = wrap(carray.matmul(g2.T, x2))
-        if need[2]:
-            gb = reduce_grad(wrap(carray.sum(g2, axis=0)), ctx.b)
-        return gx, gw, gb
 
 
 def linear(input, weight, bias=None):
@@ -174,84 +104,13 @@ def linear(input, weight, bias=None):
                                f"{len(xs) - 1}.  Target sizes: {list(xs[:-1] + (ws[0],))}.  "
                                f"Tensor sizes: {list(bias.shape)}") from None
         if len(bias.shape) > 1:
-            return Linear.apply(input, weight, None) + bias
-    return Linear.apply(input, weight, bias)
+            return Addmm.apply(input, weight, None) + bias
+    return Addmm.apply(input, weight, bias)
 
 
 # ---------------------------------------------------------------------------------------------
-# convolution: three Functions, each the others' adjoint, so every order of gradient works
+# convolution
 # ---------------------------------------------------------------------------------------------
-
-class Conv2d(_Fn):
-    """y = conv2d(x, w) + b (carray.nn.conv2d);  dx = conv2d_grad_input(g, w),
-    dw = conv2d_grad_weight(x, g), db = sum of g over (N, H, W)."""
-
-    @staticmethod
-    def forward(ctx, x, w, b, stride, padding, dilation):
-        with _as_runtime_error():
-            out = _cnn.conv2d(x.data, w.data, b.data if b is not None else None, stride,
-                              padding, dilation)
-        need = ctx.needs_input_grad
-        if True in need:
-            ctx.save_for_backward(x if need[1] else None, w if need[0] else None)
-            ctx.args = (stride, padding, dilation)
-            ctx.shapes = (x.data.shape, w.data.shape)
-        return wrap(out)
-
-    @staticmethod
-    def backward(ctx, g):
-        x, w = ctx.saved_tensors
-        need = ctx.needs_input_grad
-        xshape, wshape = ctx.shapes
-        gx = gw = gb = None
-        if need[0]:
-            gx = Conv2dGradInput.apply(g, w, xshape, *ctx.args)
-        if need[1]:
-            gw = Conv2dGradWeight.apply(x, g, wshape, *ctx.args)
-        if need[2]:
-            dims = (0, 2, 3) if len(xshape) == 4 else (1, 2)
-            gb = g.sum(dims) if _state.enabled else wrap(carray.sum(g.data, axis=dims))
-        return gx, gw, gb, None, None, None
-
-
-class Conv2dGradInput(_Fn):
-    """gi = conv2d_grad_input(g, w) (the transposed convolution); for an upstream h,
-    <gi, h> = <g, conv2d(h, w)>, so dg = conv2d(h, w) and dw = conv2d_grad_weight(h, g)."""
-
-    @staticmethod
-    def forward(ctx, g, w, xshape, stride, padding, dilation):
-        if True in ctx.needs_input_grad:
-            ctx.save_for_backward(g, w)
-            ctx.args = (stride, padding, dilation)
-        return wrap(_cnn.conv2d_grad_input(g.data, w.data, xshape, stride, padding, dilation))
-
-    @staticmethod
-    def backward(ctx, h):
-        g, w = ctx.saved_tensors
-        need = ctx.needs_input_grad
-        dg = Conv2d.apply(h, w, None, *ctx.args) if need[0] else None
-        dw = Conv2dGradWeight.apply(h, g, w.shape, *ctx.args) if need[1] else None
-        return dg, dw, None, None, None, None
-
-
-class Conv2dGradWeight(_Fn):
-    """gw = conv2d_grad_weight(x, g); for an upstream h, <gw, h> = <g, conv2d(x, h)>, so
-    dx = conv2d_grad_input(g, h) and dg = conv2d(x, h)."""
-
-    @staticmethod
-    def forward(ctx, x, g, wshape, stride, padding, dilation):
-        if True in ctx.needs_input_grad:
-            ctx.save_for_backward(x, g)
-            ctx.args = (stride, padding, dilation)
-        return wrap(_cnn.conv2d_grad_weight(x.data, g.data, wshape, stride, padding, dilation))
-
-    @staticmethod
-    def backward(ctx, h):
-        x, g = ctx.saved_tensors
-        need = ctx.needs_input_grad
-        dx = Conv2dGradInput.apply(g, h, x.shape, *ctx.args) if need[0] else None
-        dg = Conv2d.apply(x, h, None, *ctx.args) if need[1] else None
-        return dx, dg, None, None, None, None
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -268,7 +127,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     if not isinstance(groups, numbers.Integral) or isinstance(groups, bool):
         raise TypeError(f"conv2d(): argument 'groups' must be int, not {type(groups).__name__}")
     if groups == 1:
-        return Conv2d.apply(input, weight, bias, stride, padding, dilation)
+        return Convolution.apply(input, weight, bias, stride, padding, dilation)
     if groups < 1:
         raise RuntimeError("non-positive groups is not supported")
     c_in = input.shape[-3] if input.ndim in (3, 4) else -1
@@ -284,55 +143,13 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     for k in range(groups):
         xk = input[lead + (slice(k * cg, (k + 1) * cg),)]
         bk = bias[k * og:(k + 1) * og] if bias is not None else None
-        outs.append(Conv2d.apply(xk, weight[k * og:(k + 1) * og], bk, stride, padding, dilation))
+        outs.append(Convolution.apply(xk, weight[k * og:(k + 1) * og], bk, stride, padding, dilation))
     return Cat.apply(input.ndim - 3, *outs)
 
 
 # ---------------------------------------------------------------------------------------------
 # pooling
 # ---------------------------------------------------------------------------------------------
-
-class MaxPool2d(_Fn):
-    """y = max over each window (carray.nn.max_pool2d);  dx = g added at each window's argmax."""
-
-    @staticmethod
-    def forward(ctx, x, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
-        want = return_indices or ctx.needs_input_grad[0]
-        with _as_runtime_error():
-            res = _cnn.max_pool2d(x.data, kernel_size, stride, padding, dilation, ceil_mode,
-                                  want)
-        out, idx = res if want else (res, None)
-        ctx.idx, ctx.shape = idx, x.data.shape
-        if return_indices:
-            indices = wrap(idx)
-            ctx.mark_non_differentiable(indices)
-            return wrap(out), indices
-        return wrap(out)
-
-    @staticmethod
-    def backward(ctx, g, _=None):
-        return (MaxPool2dGrad.apply(g, ctx.idx, ctx.shape),) + (None,) * 6
-
-
-class MaxPool2dGrad(_Fn):
-    """gi = zeros(shape) with g added at the flat (H x W) positions idx; the adjoint gathers:
-    for an upstream h, dg[n, c, i, j] = h[n, c].flat[idx[n, c, i, j]]."""
-
-    @staticmethod
-    def forward(ctx, g, idx, shape):
-        ctx.idx, ctx.shape = idx, shape
-        return wrap(_cnn.max_pool2d_grad(g.data, idx, shape))
-
-    @staticmethod
-    def backward(ctx, h):
-        idx, shape = ctx.idx, ctx.shape
-        planes = 1
-        for n in shape[:-2]:
-            planes *= n
-        rows = carray.arange(planes, device=idx.device).reshape((planes, 1))
-        flat = h.reshape((planes, shape[-2] * shape[-1]))
-        picked = Index.apply(flat, (rows, idx.reshape((planes, -1))))
-        return picked.reshape(idx.shape), None, None
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -341,35 +158,8 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     out[n, c, i, j] = max_{u, v} xpad[n, c, i sH + u dH, j sW + v dW], xpad padded by -inf.
     stride defaults to kernel_size. With return_indices, also the int64 argmax positions, flat in
     each (H x W) plane. RuntimeError for sizes that do not fit (carray.nn's checks)."""
-    return MaxPool2d.apply(input, kernel_size, stride, padding, dilation, ceil_mode,
+    return MaxPool2DWithIndices.apply(input, kernel_size, stride, padding, dilation, ceil_mode,
                            bool(return_indices))
-
-
-class AvgPool2d(_Fn):
-    """y = mean over each window (carray.nn.avg_pool2d);  dx = avg_pool2d_grad(g), its adjoint."""
-
-    @staticmethod
-    def forward(ctx, x, *args):
-        ctx.shape, ctx.args = x.data.shape, args
-        with _as_runtime_error():
-            return wrap(_cnn.avg_pool2d(x.data, *args))
-
-    @staticmethod
-    def backward(ctx, g):
-        return (AvgPool2dGrad.apply(g, ctx.shape, *ctx.args),) + (None,) * len(ctx.args)
-
-
-class AvgPool2dGrad(_Fn):
-    """gi = avg_pool2d_grad(g) (linear); its adjoint is avg_pool2d: dg = avg_pool2d(h)."""
-
-    @staticmethod
-    def forward(ctx, g, shape, *args):
-        ctx.args = args
-        return wrap(_cnn.avg_pool2d_grad(g.data, shape, *args))
-
-    @staticmethod
-    def backward(ctx, h):
-        return (AvgPool2d.apply(h, *ctx.args), None) + (None,) * len(ctx.args)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
@@ -377,13 +167,14 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     """2-d average pooling (torch.nn.functional.avg_pool2d): the sum over each window divided by
     kH kW (count_include_pad), by the number of input elements in it (count_include_pad=False),
     or by divisor_override. RuntimeError for sizes that do not fit or a zero divisor."""
-    return AvgPool2d.apply(input, kernel_size, stride, padding, bool(ceil_mode),
+    return AvgPool2D.apply(input, kernel_size, stride, padding, bool(ceil_mode),
                            bool(count_include_pad), divisor_override)
 
 
 # ---------------------------------------------------------------------------------------------
 # activations
 # ---------------------------------------------------------------------------------------------
+
 
 def relu(input, inplace=False):
     """max(x, 0);  dx = g where x > 0."""
@@ -409,75 +200,14 @@ def tanh(input):
     return _tanh(input)
 
 
-class LeakyRelu(_Fn):
-    """x where x > 0 else slope x;  dx = g * (1 where x > 0 else slope)."""
-
-    @staticmethod
-    def forward(ctx, x, slope):
-        if ctx.needs_input_grad[0]:  # 1 - (1 - slope) [x <= 0]
-            ctx.factor = carray.add(carray.multiply(carray.less_equal(x.data, 0).astype(
-                x.data.dtype), slope - 1.0), 1.0)
-        return wrap(_leaky(x.data, slope))
-
-    @staticmethod
-    def backward(ctx, g):
-        if _state.enabled:
-            return g * wrap(ctx.factor), None
-        return wrap(carray.multiply(g.data, ctx.factor)), None
-
-
-def _leaky(d, slope):
-    """max(x, slope x) for slope <= 1, else min(x, slope x): leaky relu in two passes."""
-    scaled = carray.multiply(d, slope)
-    return carray.maximum(d, scaled) if slope <= 1 else carray.minimum(d, scaled)
-
-
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x where x > 0 else negative_slope * x (torch.nn.functional.leaky_relu)."""
     if not inplace:
         return LeakyRelu.apply(input, negative_slope)
 
     def raw():
-        input.data[...] = _leaky(input.data, negative_slope)
+        input.data[...] = leaky_relu_data(input.data, negative_slope)
     return _inplace(input, lambda src: LeakyRelu.apply(src, negative_slope), raw, (), True)
-
-
-class Erf(_Fn):
-    """erf(x) = 2/sqrt(pi) int_0^x exp(-t^2) dt;  dx = g 2/sqrt(pi) exp(-x^2).
-
-    carray has no erf, so it is summed here in float64 from the series
-        erf(x) = 2/sqrt(pi) exp(-x^2) sum_{n >= 0} (2 x^2)^n x / (1 * 3 * ... * (2n + 1)),
-    whose terms all have the sign of x (no cancellation: float64 accuracy); |x| is capped at 6,
-    where 1 - erf(6) < 3e-17."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return wrap(_erf(x.data))
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return g * (x * x).neg().exp() * (2 / math.sqrt(math.pi))
-
-
-def _erf(a):
-    x = carray.clip(a.astype(carray.float64), -6.0, 6.0)
-    x2 = carray.multiply(carray.multiply(x, x), 2.0)
-    term = x.copy()
-    total = x.copy()
-    n = 0
-    while x.size:
-        n += 1
-        carray.multiply(term, x2, out=term)
-        carray.multiply(term, 1.0 / (2 * n + 1), out=term)
-        carray.add(total, term, out=total)
-        if n % 8 == 0 and bool(carray.all(carray.less_equal(
-                carray.abs(term), carray.multiply(carray.abs(total), 1e-17)))):
-            break
-    scale = carray.multiply(carray.exp(carray.negative(carray.multiply(x, x))),
-                            2 / math.sqrt(math.pi))
-    return carray.multiply(total, scale).astype(a.dtype)
 
 
 def gelu(input, approximate="none"):
@@ -489,30 +219,6 @@ def gelu(input, approximate="none"):
     if approximate != "none":
         raise RuntimeError("approximate argument must be either none or tanh.")
     return input * 0.5 * (Erf.apply(input * (1 / math.sqrt(2))) + 1)
-
-
-class Softplus(_Fn):
-    """log(1 + exp(beta x)) / beta, computed as (log1p(exp(-|bx|)) + max(bx, 0)) / beta, and x
-    itself where beta x > threshold;  dx = g sigmoid(beta x) (g past the threshold)."""
-
-    @staticmethod
-    def forward(ctx, x, beta, threshold):
-        ctx.save_for_backward(x)
-        ctx.beta, ctx.threshold = beta, threshold
-        bx = carray.multiply(x.data, beta)
-        soft = carray.add(carray.log1p(carray.exp(carray.negative(carray.abs(bx)))),
-                          carray.relu(bx))
-        if beta != 1:
-            soft = carray.divide(soft, beta)
-        over = carray.greater(bx, threshold)
-        return wrap(carray.where(over, x.data, soft) if carray.any(over) else soft)
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        slope = _sigmoid(x * ctx.beta)
-        over = carray.greater(carray.multiply(x.data, ctx.beta), ctx.threshold)
-        return g * (Where.apply(over, 1.0, slope) if carray.any(over) else slope), None, None
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -536,6 +242,7 @@ def elu(input, alpha=1.0, inplace=False):
 # ---------------------------------------------------------------------------------------------
 # softmax
 # ---------------------------------------------------------------------------------------------
+
 
 def _softmax_dim(name, ndim):
     warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
@@ -567,283 +274,6 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 # ---------------------------------------------------------------------------------------------
 # class-index losses: nll_loss and cross_entropy
 #
-# Both see the input as a matrix (M, C): the class dim moved last and the others flattened.
-# Row i has target t_i; rows with t_i == ignore_index count for nothing. With class weights w
-# (ones by default) and label smoothing eps, cross entropy's loss of row i is
-#     loss_i = -sum_c B_ic logp_ic,  B_ic = valid_i ((1 - eps) w_{t_i} [c == t_i] + eps/C w_c),
-# 'mean' divides the sum by D = sum_i valid_i w_{t_i}, and d loss_i / d x_ic = p_ic a_i - B_ic
-# with a_i = sum_c B_ic and p = softmax(x). nll_loss is the eps = 0 case on given log-probs.
-# ---------------------------------------------------------------------------------------------
-
-class _Targets:
-    """Class-index targets checked against an input of C classes: flat targets `t` (M,), the
-    same with ignored rows set to 0 (`safe`), the valid mask (None when every row counts), the
-    per-row weights c_i = valid_i w_{t_i} (None when all are 1) and the 'mean' divisor D."""
-
-    def __init__(self, target, n_classes, weight, ignore_index):
-        t = target.data.reshape(-1)
-        self.t, self.valid, self.safe = t, None, t
-        m = t.size
-        lo = hi = 0
-        if m and t.device != "cpu":  # one read from the device, not two
-            lo, hi = carray.stack([carray.min(t), carray.max(t)]).tolist()
-        elif m:
-            lo, hi = int(carray.min(t)), int(carray.max(t))
-        if not (0 <= lo and hi < n_classes and not lo <= ignore_index <= hi):
-            valid = carray.not_equal(t, ignore_index)
-            safe = carray.multiply(t, valid.astype(t.dtype))  # ignored rows read class 0
-            if m and (int(carray.min(safe)) < 0 or int(carray.max(safe)) >= n_classes):
-                bad = [v for v, ok in zip(t.tolist(), valid.tolist())
-                       if ok and not 0 <= v < n_classes]
-                raise IndexError(f"Target {bad[0]} is out of bounds.")
-            self.valid, self.safe = valid, safe
-        self.w = weight.data if weight is not None else None
-        c = None
-        if self.w is not None:
-            c = self.w[self.safe]
-        if self.valid is not None:
-            v = self.valid.astype(c.dtype if c is not None else carray.float64)
-            c = v if c is None else carray.multiply(c, v)
-        self.c = c
-        self.divisor = float(carray.sum(c)) if c is not None else float(m)
-
-    def row_weights(self, dtype):
-        return None if self.c is None else self.c.astype(dtype)
-
-    def mask(self, n_classes):
-        """(M, C) bool: [c == safe_i], made once (the forward's pick and the backward share it)."""
-        k = getattr(self, "_mask", None)
-        if k is None or k.shape[1] != n_classes:
-            cls = carray.arange(n_classes, device=self.safe.device)
-            k = self._mask = carray.equal(carray.expand_dims(self.safe, 1), cls)
-        return k
-
-
-def _as_rows(x, class_dim):
-    """The carray x as (M, C): its class dim moved last and the other dims flattened."""
-    if x.ndim == 1:
-        return x.reshape((1, x.shape[0]))
-    if x.ndim == 2:
-        return x
-    return carray.moveaxis(x, class_dim, -1).reshape((-1, x.shape[class_dim]))
-
-
-def _from_rows(rows, shape):
-    """The inverse of _as_rows for a carray (M, C) array and the original shape."""
-    if len(shape) <= 2:
-        return rows.reshape(shape)
-    moved = shape[:1] + shape[2:] + shape[1:2]
-    return carray.moveaxis(rows.reshape(moved), -1, 1)
-
-
-def _t_as_rows(x):
-    """_as_rows for a Tensor (differentiable)."""
-    if x.ndim == 1:
-        return x.reshape((1, x.shape[0]))
-    if x.ndim == 2:
-        return x
-    return x.permute((0,) + tuple(range(2, x.ndim)) + (1,)).reshape((-1, x.shape[1]))
-
-
-def _t_from_rows(rows, shape):
-    """_from_rows for a Tensor (differentiable)."""
-    if len(shape) <= 2:
-        return rows.reshape(shape)
-    moved = shape[:1] + shape[2:] + shape[1:2]
-    nd = len(shape)
-    return rows.reshape(moved).permute((0, nd - 1) + tuple(range(1, nd - 1)))
-
-
-def _row_scale(g, reduction, tg, m):
-    """The gradient reaching each row's loss: g per row ('none'), g ('sum'), g / D ('mean'); a
-    carray (M, 1) array or a Python float."""
-    if reduction == "none":
-        return g.data.reshape((m, 1))
-    if reduction == "mean" and not tg.divisor:
-        return _zero_divisor_scale(tg, m, g.data.dtype)
-    if g.data.device != "cpu":  # a 0-d device array: reading it would wait for the queue
-        return g.data if reduction == "sum" else carray.multiply(g.data, 1.0 / tg.divisor)
-    s = g.data.item()
-    return s if reduction == "sum" else s / tg.divisor
-
-
-def _zero_divisor_scale(tg, m, dtype):
-    """The row scales of a 'mean' over a zero weight sum: NaN for the counted rows and 0 for the
-    ignored ones (PyTorch's gradient is 0, not NaN, when every target is ignored)."""
-    if tg.valid is None:
-        return float("nan")
-    return carray.where(tg.valid, float("nan"), 0.0).astype(dtype).reshape((m, 1))
-
-
-def _t_row_scale(g, reduction, tg, m):
-    """_row_scale for a Tensor g (create_graph): a Tensor (M, 1) or scalar Tensor."""
-    if reduction == "none":
-        return g.reshape((m, 1))
-    if reduction == "mean" and not tg.divisor:
-        return g * wrap(carray.asarray(_zero_divisor_scale(tg, m, g.data.dtype),
-                                       dtype=g.data.dtype, device=g.data.device))
-    return g / tg.divisor if reduction == "mean" else g
-
-
-def _targets_matrix(tg, n_classes, eps, dtype):
-    """B (M, C) of the header comment, as a carray array of dtype."""
-    onehot = tg.mask(n_classes).astype(dtype)
-    c = tg.row_weights(dtype)
-    if c is not None:
-        onehot = carray.multiply(onehot, carray.expand_dims(c, 1))
-    if not eps:
-        return onehot
-    b = carray.multiply(onehot, 1 - eps)
-    w = tg.w.astype(dtype) if tg.w is not None else \
-        carray.ones((n_classes,), dtype=dtype, device=tg.safe.device)
-    spread = carray.multiply(w, eps / n_classes)
-    if tg.valid is not None:
-        spread = carray.multiply(spread, carray.expand_dims(tg.valid.astype(dtype), 1))
-    return carray.add(b, spread)
-
-
-def _pick(rows, safe, tg=None):
-    """rows[i, safe[i]] for a carray (M, C) array. On the device, a masked row sum over tg's
-    one-hot mask: advanced indexing would read the indices to the host."""
-    m, n = rows.shape
-    if tg is not None and rows.device != "cpu":
-        return carray.sum(carray.where(tg.mask(n), rows, 0.0), axis=1)
-    if rows.flags.c_contiguous:
-        return rows.reshape(-1)[carray.add(carray.multiply(carray.arange(m, device=safe.device),
-                                                           n), safe)]
-    return rows[carray.arange(m, device=safe.device), safe]
-
-
-def _finish_loss(per_row, tg, reduction, target_shape):
-    """per_row (M,) losses reduced: as a target-shaped array, their sum, or sum / D."""
-    if reduction == "none":
-        return wrap(per_row.reshape(target_shape))
-    total = carray.sum(per_row)
-    if reduction == "mean":
-        total = carray.divide(total, tg.divisor) if tg.divisor else \
-            carray.full((), float("nan"), dtype=per_row.dtype, device=per_row.device)
-    return wrap(total)
-
-
-class CrossEntropy(_Fn):
-    """Cross entropy of logits x (N, C, ...) against class indices, with class weights, an
-    ignored index and label smoothing (see the header comment);
-    dx_ic = s_i (softmax(x)_ic a_i - B_ic), s_i the gradient of row i's loss."""
-
-    @staticmethod
-    def forward(ctx, x, tg, reduction, eps, target_shape):
-        rows = _as_rows(x.data, 1)
-        n_classes = rows.shape[1]
-        m = carray.max(rows, axis=1, keepdims=True) if rows.size else rows
-        shifted = carray.subtract(rows, m)
-        e = carray.exp(shifted)
-        s = carray.sum(e, axis=1, keepdims=True)
-        logp = carray.subtract(shifted, carray.log(s))
-        per_row = carray.negative(_pick(logp, tg.safe, tg))
-        c = tg.row_weights(logp.dtype)
-        if c is not None:
-            per_row = carray.multiply(per_row, c)
-        if eps:
-            w = tg.w.astype(logp.dtype) if tg.w is not None else None
-            smooth = carray.negative(carray.sum(logp if w is None else carray.multiply(logp, w),
-                                                axis=1))
-            if tg.valid is not None:
-                smooth = carray.where(tg.valid, smooth, 0.0)
-            per_row = carray.add(carray.multiply(per_row, 1 - eps),
-                                 carray.multiply(smooth, eps / n_classes))
-        if ctx.needs_input_grad[0]:
-            ctx.save_for_backward(x)
-            ctx.p = carray.divide(e, s)
-            ctx.tg, ctx.reduction, ctx.eps = tg, reduction, eps
-        return _finish_loss(per_row, tg, reduction, target_shape)
-
-    @staticmethod
-    def backward(ctx, g):
-        tg, eps = ctx.tg, ctx.eps
-        p = ctx.p
-        m, n_classes = p.shape
-        b = _targets_matrix(tg, n_classes, eps, p.dtype)
-        if _state.enabled:  # create_graph: softmax and the row scales from differentiable ops
-            (x,) = ctx.saved_tensors
-            probs = _softmax(_t_as_rows(x), 1)
-            a = carray.sum(b, axis=1, keepdims=True)
-            s = _t_row_scale(g, ctx.reduction, tg, m)
-            gx = (probs * wrap(a) - wrap(b)) * s
-            return _t_from_rows(gx, x.shape), None, None, None, None
-        s = _row_scale(g, ctx.reduction, tg, m)
-        if tg.c is None and not eps:  # every row has weight 1: a_i = 1
-            gx = carray.subtract(p, b)
-        else:
-            gx = carray.subtract(carray.multiply(p, carray.sum(b, axis=1, keepdims=True)), b)
-        carray.multiply(gx, s, out=gx)
-        return wrap(_from_rows(gx, ctx.saved_tensors[0].shape)), None, None, None, None
-
-
-class SoftmaxCrossEntropy(_Fn):
-    """cross_entropy's common case (no class weights, no label smoothing) as one carray.nn
-    primitive each way: one kernel launch for the loss and one for its gradient on the device,
-    where CrossEntropy's composition takes about twenty (and reads the targets' range to the
-    host); dx_ic = s_i (softmax(x)_ic - [c == t_i]) for counted rows, 0 for ignored ones."""
-
-    @staticmethod
-    def forward(ctx, x, target, ignore_index, reduction, target_shape):
-        t = target.reshape(-1)
-        loss, probs, count = _cnn.softmax_cross_entropy(_as_rows(x.data, 1), t, ignore_index,
-                                                        reduction)
-        if ctx.needs_input_grad[0]:  # saved tensors: freed after backward
-            ctx.save_for_backward(x, wrap(probs), wrap(t),
-                                  wrap(count) if reduction == "mean" else None)
-            ctx.ignore, ctx.reduction = ignore_index, reduction
-        return wrap(loss.reshape(target_shape) if reduction == "none" else loss)
-
-    @staticmethod
-    def backward(ctx, g):
-        x, probs, t, count = ctx.saved_tensors
-        probs, t = probs.data, t.data
-        m, n_classes = probs.shape
-        if _state.enabled:  # create_graph: the same gradient from differentiable ops
-            t2 = carray.expand_dims(t, 1)
-            counted = carray.not_equal(t2, ctx.ignore).astype(probs.dtype)
-            onehot = carray.multiply(carray.equal(t2, carray.arange(n_classes, device=t.device))
-                                     .astype(probs.dtype), counted)
-            s = g.reshape((m, 1)) if ctx.reduction == "none" else g
-            if count is not None:  # no counted rows: every row's gradient is 0, not NaN
-                s = s / wrap(carray.maximum(count.data, 1))
-            gx = (_softmax(_t_as_rows(x), 1) * wrap(counted) - wrap(onehot)) * s
-            return _t_from_rows(gx, x.shape), None, None, None, None
-        gout = g.data.reshape((m,)) if ctx.reduction == "none" else g.data
-        if gout.dtype != probs.dtype:
-            gout = gout.astype(probs.dtype)
-        gx = _cnn.softmax_cross_entropy_grad(probs, t, gout,
-                                             None if count is None else count.data, ctx.ignore)
-        return wrap(_from_rows(gx, x.shape)), None, None, None, None
-
-
-class NLLLoss(_Fn):
-    """-w_{t_i} x[i, t_i] per row (x holds log-probabilities);  dx = -s_i B_ic."""
-
-    @staticmethod
-    def forward(ctx, x, tg, reduction, target_shape):
-        rows = _as_rows(x.data, 1)
-        per_row = carray.negative(_pick(rows, tg.safe, tg))
-        c = tg.row_weights(rows.dtype)
-        if c is not None:
-            per_row = carray.multiply(per_row, c)
-        if ctx.needs_input_grad[0]:
-            ctx.tg, ctx.reduction = tg, reduction
-            ctx.shape, ctx.dtype = x.data.shape, x.data.dtype
-            ctx.m, ctx.n = rows.shape
-        return _finish_loss(per_row, tg, reduction, target_shape)
-
-    @staticmethod
-    def backward(ctx, g):
-        b = _targets_matrix(ctx.tg, ctx.n, 0.0, ctx.dtype)
-        if _state.enabled:
-            s = _t_row_scale(g, ctx.reduction, ctx.tg, ctx.m)
-            return _t_from_rows(-(wrap(b) * s), ctx.shape), None, None, None
-        s = _row_scale(g, ctx.reduction, ctx.tg, ctx.m)
-        carray.multiply(b, -s if isinstance(s, float) else carray.negative(s), out=b)
-        return wrap(_from_rows(b, ctx.shape)), None, None, None
 
 
 def _check_class_input(op, input, target, weight):
@@ -891,8 +321,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     unknown reduction, RuntimeError for other shapes or dtypes that do not fit."""
     reduction = _reduction_arg(reduction, size_average, reduce)
     n_classes = _check_class_input("nll_loss", input, target, weight)
-    tg = _Targets(target, n_classes, weight, ignore_index)
-    return NLLLoss.apply(input, tg, reduction, target.shape)
+    tg = Targets(target, n_classes, weight, ignore_index)
+    return NllLoss.apply(input, tg, reduction, target.shape)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -912,7 +342,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if weight is None and not eps and n_classes:
         return SoftmaxCrossEntropy.apply(input, target.data, int(ignore_index), reduction,
                                          target.shape)
-    tg = _Targets(target, n_classes, weight, ignore_index)
+    tg = Targets(target, n_classes, weight, ignore_index)
     return CrossEntropy.apply(input, tg, reduction, eps, target.shape)
 
 
@@ -946,6 +376,7 @@ def _cross_entropy_probs(input, target, weight, reduction, eps):
 # ---------------------------------------------------------------------------------------------
 # other losses
 # ---------------------------------------------------------------------------------------------
+
 
 def _check_same_size(op, input, target):
     if input.shape != target.shape:
@@ -1018,6 +449,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 # dropout and batch normalisation
 # ---------------------------------------------------------------------------------------------
 
+
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p and scale the others by 1/(1-p) (a fresh mask from
     autograd's global generator, autograd.manual_seed); input itself when not training or
@@ -1034,77 +466,6 @@ def dropout(input, p=0.5, training=True, inplace=False):
     scale = 1.0 / (1.0 - p) if p < 1 else 0.0
     mask = wrap(carray.multiply(carray.less(u, 1.0 - p).astype(d.dtype), scale))
     return input.mul_(mask) if inplace else Mul.apply(input, mask)
-
-
-class BatchNormTrain(_Fn):
-    """y = xhat w + b, xhat = (x - mean) / sqrt(var + eps), mean and (biased) var per channel
-    (dim 1) over every other dim (M values each);
-    dx = w / sqrt(var + eps) (g - mean(g) - xhat mean(g xhat)), dw = sum(g xhat), db = sum(g)."""
-
-    @staticmethod
-    def forward(ctx, x, w, b, eps, stats):
-        d = x.data
-        axes = (0,) + tuple(range(2, d.ndim))
-        mean = carray.mean(d, axis=axes, keepdims=True)
-        xc = carray.subtract(d, mean)
-        var = carray.mean(carray.multiply(xc, xc), axis=axes, keepdims=True)
-        invstd = carray.reciprocal(carray.sqrt(carray.add(var, eps)))
-        xhat = carray.multiply(xc, invstd)
-        cshape = (1, d.shape[1]) + (1,) * (d.ndim - 2)
-        y = xhat
-        if w is not None:
-            y = carray.multiply(xhat, w.data.reshape(cshape))
-        if b is not None:
-            y = carray.add(y, b.data.reshape(cshape), out=y if y is not xhat else None)
-        stats.extend((mean, var))
-        if True in ctx.needs_input_grad:
-            ctx.save_for_backward(x, w)
-            ctx.xhat, ctx.invstd, ctx.axes, ctx.cshape, ctx.eps = xhat, invstd, axes, cshape, eps
-        return wrap(y if y is not xhat else xhat.copy())
-
-    @staticmethod
-    def backward(ctx, g):
-        x, w = ctx.saved_tensors
-        need = ctx.needs_input_grad
-        axes, cshape = ctx.axes, ctx.cshape
-        if _state.enabled:
-            return _batch_norm_grads_composed(ctx, x, w, g)
-        gd, xhat = g.data, ctx.xhat
-        sum_g = carray.sum(gd, axis=axes, keepdims=True)
-        sum_gx = carray.sum(carray.multiply(gd, xhat), axis=axes, keepdims=True)
-        gx = gw = gb = None
-        if need[0]:
-            m = gd.size // gd.shape[1] if gd.size else 1
-            scale = ctx.invstd if w is None else carray.multiply(ctx.invstd, w.data.reshape(cshape))
-            gx = carray.subtract(gd, carray.multiply(sum_g, 1.0 / m))
-            carray.subtract(gx, carray.multiply(xhat, carray.multiply(sum_gx, 1.0 / m)), out=gx)
-            carray.multiply(gx, scale, out=gx)
-            gx = wrap(gx)
-        if need[1]:
-            gw = wrap(sum_gx.reshape(-1))
-        if need[2]:
-            gb = wrap(sum_g.reshape(-1))
-        return gx, gw, gb, None, None
-
-
-def _batch_norm_grads_composed(ctx, x, w, g):
-    """BatchNormTrain's gradients from differentiable ops (backward under create_graph)."""
-    need = ctx.needs_input_grad
-    axes, cshape = ctx.axes, ctx.cshape
-    mean = x.mean(axes, keepdim=True)
-    xc = x - mean
-    invstd = ((xc * xc).mean(axes, keepdim=True) + ctx.eps).rsqrt()
-    xhat = xc * invstd
-    gx = gw = gb = None
-    if need[0]:
-        gxhat = g if w is None else g * w.reshape(cshape)
-        gx = (gxhat - gxhat.mean(axes, keepdim=True)
-              - xhat * (gxhat * xhat).mean(axes, keepdim=True)) * invstd
-    if need[1]:
-        gw = (g * xhat).sum(axes)
-    if need[2]:
-        gb = g.sum(axes)
-    return gx, gw, gb, None, None
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
@@ -1166,6 +527,7 @@ def _update_running(r, batch, momentum):
 # ---------------------------------------------------------------------------------------------
 # padding, one_hot, embedding
 # ---------------------------------------------------------------------------------------------
+
 
 def pad(input, pad, mode="constant", value=None):
     """Pad the last len(pad) // 2 dims (pad is (left, right, top, bottom, ...), last dim first).
@@ -1235,46 +597,6 @@ def one_hot(tensor, num_classes=-1):
             raise RuntimeError("Class values must be smaller than num_classes.")
     hot = carray.equal(carray.expand_dims(d, -1), carray.arange(num_classes, device=d.device))
     return wrap(hot.astype(carray.int64))
-
-
-class Embedding(_Fn):
-    """y = weight[idx] (rows gathered);  dweight = zeros with g's rows added at idx (rows at
-    padding_idx get nothing; with scale_grad_by_freq each is divided by its index's count)."""
-
-    @staticmethod
-    def forward(ctx, weight, idx, padding_idx, by_freq):
-        if ctx.needs_input_grad[0]:
-            ctx.idx, ctx.padding_idx, ctx.by_freq = idx, padding_idx, by_freq
-            ctx.shape = weight.data.shape
-        return wrap(weight.data[idx])
-
-    @staticmethod
-    def backward(ctx, g):
-        v, dim = ctx.shape
-        flat = ctx.idx.reshape(-1)
-        scale = None
-        if ctx.by_freq or ctx.padding_idx is not None:
-            dev = g.data.device
-            scale = carray.ones((flat.size,), dtype=g.data.dtype, device=dev)
-            if ctx.by_freq:
-                counts = carray.zeros((v,), dtype=g.data.dtype, device=dev)
-                carray.add_at(counts, flat, carray.ones((flat.size,), dtype=g.data.dtype,
-                                                        device=dev))
-                scale = carray.reciprocal(counts[flat])
-            if ctx.padding_idx is not None:
-                scale = carray.where(carray.equal(flat, ctx.padding_idx), 0.0, scale)
-            scale = carray.expand_dims(scale.astype(g.data.dtype), 1)
-        if _state.enabled:
-            rows = g.reshape((-1, dim))
-            if scale is not None:
-                rows = rows * wrap(scale)
-            return IndexAdd.apply(ctx.shape, (flat,), rows), None, None, None
-        rows = g.data.reshape((-1, dim))
-        if scale is not None:
-            rows = carray.multiply(rows, scale)
-        out = carray.zeros(ctx.shape, dtype=g.data.dtype, device=g.data.device)
-        carray.add_at(out, flat, rows)
-        return wrap(out), None, None, None
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,

@@ -1,10 +1,19 @@
-"""What every op file shares: wrapping arrays, the one gradient-reduction helper, dim checks."""
+"""What every op file shares: the base of the built-in Functions, wrapping arrays, the one
+gradient-reduction helper, dim checks."""
 
 import carray
 
+from autograd.function import Function, reduce_to_shape
 from autograd.tensor import Tensor, norm_dim  # noqa: F401  (norm_dim: for the ops)
 
 wrap = Tensor._wrap
+
+
+class Builtin(Function):
+    """Base of every built-in op: its backward returns one gradient of the exact shape (or None)
+    per argument, so the engine skips the checks it makes on a custom Function's results."""
+
+    _trusted = True
 
 
 def data_of(x):
@@ -34,28 +43,6 @@ def reduce_grad(g, like):
         g = reduce_to_shape(g, shape)
     if g.data.dtype != dtype:
         g = g.to(dtype)
-    return g
-
-
-def reduce_to_shape(g, shape):
-    """g summed over the dims it has beyond `shape` and over those where shape has 1 (ValueError
-    when g's shape does not broadcast from shape)."""
-    gshape = g.data.shape
-    if gshape == shape:
-        return g
-    lead = len(gshape) - len(shape)
-    if lead < 0:
-        raise ValueError(f"cannot reduce a gradient of shape {gshape} to shape {shape}")
-    dims = list(range(lead))
-    for i, n in enumerate(shape):
-        if n == 1 and gshape[lead + i] != 1:
-            dims.append(lead + i)
-        elif n != gshape[lead + i] and n != 1:
-            raise ValueError(f"cannot reduce a gradient of shape {gshape} to shape {shape}")
-    if dims:
-        g = g.sum(dim=tuple(dims), keepdim=True)
-    if lead:
-        g = g.reshape(shape)
     return g
 
 

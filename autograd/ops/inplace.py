@@ -12,9 +12,10 @@ this is how PyTorch rebases history after in-place ops on views.
 
 import carray
 
-from autograd.function import Function, _check_inplace_allowed, scalar_type_name
+from autograd._defaults import scalar_type_name
+from autograd.function import _check_inplace_allowed, replay, view_path
 from autograd.grad_mode import _state
-from autograd.ops._util import data_of, meta, reduce_grad
+from autograd.ops._util import Builtin, data_of, meta, reduce_grad
 from autograd.ops.shape import Clone
 from autograd.tensor import Tensor
 
@@ -77,30 +78,9 @@ def _check_cast(src, dst):
                            f"output type {scalar_type_name(dst)}")
 
 
-
-def view_path(t):
-    """The (method, args) steps that make view t from its base, base first."""
-    steps = []
-    while t._view_of is not None:
-        parent, name, args = t._view_of
-        steps.append((name, args))
-        t = parent
-    steps.reverse()
-    return tuple(steps)
-
-
-def replay(x, path):
-    """Apply the view steps of `path` to x."""
-    for name, args in path:
-        x = getattr(x, name)(*args)
-    return x
-
-
-class CopySlices(Function):
+class CopySlices(Builtin):
     """base with the region `path` selects replaced by value (in place on base);
     dbase = g with that region zeroed, dvalue = g's region."""
-
-    _trusted = True
 
     @staticmethod
     def forward(ctx, base, value, path):

@@ -1,18 +1,17 @@
-"""Reductions (sum, mean, var, std, prod, max, min, amax, amin, logsumexp), softmax,
-log_softmax and matmul, with their gradients."""
+"""Reductions (sum, mean, var, std, prod, max, min, amax, amin, logsumexp), softmax and
+log_softmax, with their gradients."""
 
 import collections
 
 import carray
 
-from autograd.function import Function, scalar_type_name
+from autograd._defaults import scalar_type_name
 from autograd.grad_mode import _state
-from autograd.ops.arith import Where
-from autograd.ops._util import meta, norm_dim, norm_dims, reduce_grad, wrap
+from autograd.ops._util import Builtin, norm_dim, norm_dims, wrap
+from autograd.ops.elementwise import Where
 
-
-class _Builtin(Function):
-    _trusted = True
+__all__ = ["AmaxDims", "LogSoftmax", "LogSumExp", "MaxAll", "MaxDim", "MaxValues", "Mean",
+           "MinValues", "Prod", "Softmax", "StdSqrt", "Sum", "Var"]
 
 
 def _kept_shape(shape, dims):
@@ -39,7 +38,7 @@ def _expand_back(g, shape, dims, keepdim):
     return g.expand(shape)
 
 
-class Sum(_Builtin):
+class Sum(Builtin):
     """x.sum(dim, keepdim);  dx = g broadcast over the summed dims."""
 
     @staticmethod
@@ -59,7 +58,7 @@ class Sum(_Builtin):
         return g, None, None, None
 
 
-class Mean(_Builtin):
+class Mean(Builtin):
     """x.mean(dim, keepdim);  dx = g / n broadcast over the reduced dims."""
 
     @staticmethod
@@ -78,7 +77,7 @@ class Mean(_Builtin):
         return _expand_back(g / ctx.n, ctx.shape, ctx.dims, ctx.keepdim), None, None, None
 
 
-class Var(_Builtin):
+class Var(Builtin):
     """x.var(dim, correction, keepdim);  dx = g * 2 (x - mean) / (n - correction)."""
 
     @staticmethod
@@ -99,7 +98,7 @@ class Var(_Builtin):
         return g * centred * scale, None, None, None
 
 
-class StdSqrt(_Builtin):
+class StdSqrt(Builtin):
     """sqrt of a variance, for std;  dv = g / (2 out), taken as 0 where out == 0 (PyTorch)."""
 
     @staticmethod
@@ -114,7 +113,7 @@ class StdSqrt(_Builtin):
         return Where.apply(out == 0, 0.0, g / (out * 2))
 
 
-class Prod(_Builtin):
+class Prod(Builtin):
     """x.prod(dim, keepdim);  dx_i = g * prod_{j != i} x_j (exact with zeros in x)."""
 
     @staticmethod
@@ -141,7 +140,7 @@ class Prod(_Builtin):
         return g * others, None, None, None
 
 
-class MaxAll(_Builtin):
+class MaxAll(Builtin):
     """x.max() / x.min() over all elements; the gradient is split evenly among ties."""
 
     @staticmethod
@@ -160,7 +159,7 @@ class MaxAll(_Builtin):
         return g * mask / mask.sum(), None
 
 
-class AmaxDims(_Builtin):
+class AmaxDims(Builtin):
     """x.amax(dim, keepdim) / amin; the gradient is split evenly among ties."""
 
     @staticmethod
@@ -188,7 +187,7 @@ MaxValues = collections.namedtuple("max", ["values", "indices"])
 MinValues = collections.namedtuple("min", ["values", "indices"])
 
 
-class MaxDim(_Builtin):
+class MaxDim(Builtin):
     """x.max(dim, keepdim) / x.min(dim, keepdim) -> (values, indices); the gradient goes to the
     element at the index."""
 
@@ -224,7 +223,7 @@ class MaxDim(_Builtin):
         return gk * mask, None, None, None
 
 
-class LogSumExp(_Builtin):
+class LogSumExp(Builtin):
     """log(sum(exp(x), dim)) computed as m + log(sum(exp(x - m)));  dx = g * softmax(x)."""
 
     @staticmethod
@@ -251,7 +250,7 @@ class LogSumExp(_Builtin):
         return _expand_back(g, x.shape, dims, keep) * soft, None, None
 
 
-class Softmax(_Builtin):
+class Softmax(Builtin):
     """exp(x - max) / sum(exp(x - max)) along dim;  dx = y * (g - sum(g * y, dim))."""
 
     @staticmethod
@@ -271,7 +270,7 @@ class Softmax(_Builtin):
         return y * (g - (g * y).sum(dim=ctx.d, keepdim=True)), None
 
 
-class LogSoftmax(_Builtin):
+class LogSoftmax(Builtin):
     """x - max - log(sum(exp(x - max))) along dim;  dx = g - exp(y) * sum(g, dim)."""
 
     @staticmethod
@@ -290,42 +289,3 @@ class LogSoftmax(_Builtin):
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
         return g - y.exp() * g.sum(dim=ctx.d, keepdim=True), None
-
-
-class MatMul(_Builtin):
-    """a @ b with NumPy's rules for 1-d operands and batch broadcasting;
-    da = g @ b^T, db = a^T @ g, each summed back to its operand's shape."""
-
-    @staticmethod
-    def forward(ctx, a, b):
-        need = ctx.needs_input_grad
-        if True in need:
-            ctx.save_for_backward(a if need[1] else None, b if need[0] else None)
-            ctx.a, ctx.b = meta(a), meta(b)
-        try:
-            return wrap(carray.matmul(a.data, b.data))
-        except ValueError as e:
-            raise RuntimeError(str(e)) from None
-
-    @staticmethod
-    def backward(ctx, g):
-        a, b = ctx.saved_tensors
-        need = ctx.needs_input_grad
-        (ashape, _), (bshape, _) = ctx.a, ctx.b
-        a1, b1 = len(ashape) == 1, len(bshape) == 1
-        # treat 1-d operands as matrices: a (k,) -> (1, k), b (k,) -> (k, 1)
-        if a1:
-            g = g.unsqueeze(max(g.ndim - 1, 0))  # (-2), also for a 0-d g (1-d @ 1-d)
-        if b1:
-            g = g.unsqueeze(-1)
-        ga = gb = None
-        if need[0]:
-            b2 = b.unsqueeze(-1) if b1 else b
-            ga = g.matmul(b2.transpose(-1, -2))
-            ga = reduce_grad(ga.squeeze(-2) if a1 else ga, ctx.a)
-        if need[1]:
-            a2 = a.unsqueeze(0) if a1 else a
-            gb = a2.transpose(-1, -2).matmul(g)
-            gb = reduce_grad(gb.squeeze(-1) if b1 else gb, ctx.b)
-        return ga, gb
-

@@ -9,15 +9,13 @@ import operator
 
 import carray
 
-from autograd.function import Function
-from autograd.ops._util import meta, norm_dim, reduce_grad, wrap
+from autograd.ops._util import Builtin, meta, norm_dim, reduce_grad, wrap
 from autograd.tensor import Tensor
 
+__all__ = ["Cat", "Clone", "Expand", "Flip", "Index", "IndexAdd", "IndexPut", "Pad", "Permute",
+           "Reshape", "Squeeze", "Stack", "ToCopy", "Transpose", "Unsqueeze"]
+
 _new = object.__new__
-
-
-class _Builtin(Function):
-    _trusted = True
 
 
 def view_result(x, arr, name, args):
@@ -47,7 +45,7 @@ def _size_arg(shape):
         raise TypeError(f"shape must be a sequence of ints, got {shape!r}") from None
 
 
-class Reshape(_Builtin):
+class Reshape(Builtin):
     """x.reshape(shape) (a view when the strides allow, else a copy); dx = g.reshape(x.shape)."""
 
     @staticmethod
@@ -71,7 +69,7 @@ class Reshape(_Builtin):
         return g.reshape(ctx.shape), None, None
 
 
-class Permute(_Builtin):
+class Permute(Builtin):
     """x.permute(dims);  dx = g.permute(inverse of dims)."""
 
     @staticmethod
@@ -92,7 +90,7 @@ class Permute(_Builtin):
         return g.permute(ctx.inverse), None
 
 
-class Transpose(_Builtin):
+class Transpose(Builtin):
     """x.transpose(d0, d1);  dx = g.transpose(d0, d1)."""
 
     @staticmethod
@@ -109,7 +107,7 @@ class Transpose(_Builtin):
         return g.transpose(*ctx.dims), None, None
 
 
-class Expand(_Builtin):
+class Expand(Builtin):
     """x.expand(shape) (-1 keeps a dim), a view with stride 0;  dx = g summed back."""
 
     @staticmethod
@@ -143,7 +141,7 @@ class Expand(_Builtin):
         return reduce_grad(g, ctx.x), None
 
 
-class Squeeze(_Builtin):
+class Squeeze(Builtin):
     """x.squeeze(dim) (dim None: every size-1 dim; a dim of other size stays);
     dx = g.reshape(x.shape)."""
 
@@ -165,7 +163,7 @@ class Squeeze(_Builtin):
         return g.reshape(ctx.shape), None
 
 
-class Unsqueeze(_Builtin):
+class Unsqueeze(Builtin):
     """x.unsqueeze(dim), a view with a new size-1 dim;  dx = g.squeeze(dim)."""
 
     @staticmethod
@@ -184,7 +182,7 @@ class Unsqueeze(_Builtin):
         return g.reshape(ctx.shape), None
 
 
-class Clone(_Builtin):
+class Clone(Builtin):
     """A copy with its own memory;  dx = g."""
 
     @staticmethod
@@ -196,7 +194,7 @@ class Clone(_Builtin):
         return g
 
 
-class ToCopy(_Builtin):
+class ToCopy(Builtin):
     """x converted to a dtype and/or device;  dx = g converted back."""
 
     @staticmethod
@@ -254,7 +252,7 @@ def is_basic(key):
     return True
 
 
-class Index(_Builtin):
+class Index(Builtin):
     """x[key] (basic keys make views, integer/boolean array keys gather a copy);
     dx = zeros with g added at the indexed places (repeated indices add up)."""
 
@@ -281,7 +279,7 @@ class Index(_Builtin):
         return wrap(out), None
 
 
-class IndexAdd(_Builtin):
+class IndexAdd(Builtin):
     """zeros(shape) with v added at key (the adjoint of Index);  dv = g[key]."""
 
     @staticmethod
@@ -296,7 +294,7 @@ class IndexAdd(_Builtin):
         return None, None, Index.apply(g, ctx.key)
 
 
-class IndexPut(_Builtin):
+class IndexPut(Builtin):
     """x with x[key] = v, out of place;  dx = g with zeros at key, dv = g[key] summed to v."""
 
     @staticmethod
@@ -322,7 +320,7 @@ class IndexPut(_Builtin):
 # joining and reordering
 # ---------------------------------------------------------------------------------------------
 
-class Cat(_Builtin):
+class Cat(Builtin):
     """cat(tensors, dim);  each input gets its slice of g."""
 
     @staticmethod
@@ -363,7 +361,7 @@ class Cat(_Builtin):
         return tuple(grads)
 
 
-class Stack(_Builtin):
+class Stack(Builtin):
     """stack(tensors, dim);  input i gets g.select(dim, i)."""
 
     @staticmethod
@@ -390,7 +388,7 @@ class Stack(_Builtin):
         return (None,) + tuple(g[(slice(None),) * d + (i,)] for i in range(ctx.n))
 
 
-class Flip(_Builtin):
+class Flip(Builtin):
     """x.flip(dims);  dx = g.flip(dims)."""
 
     @staticmethod
@@ -405,7 +403,7 @@ class Flip(_Builtin):
         return g.flip(ctx.dims), None
 
 
-class Pad(_Builtin):
+class Pad(Builtin):
     """Constant padding with PyTorch's pad list (last dim first: (left, right, top, bottom...));
     negative pads crop. dx = g cropped back."""
 

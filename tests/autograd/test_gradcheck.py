@@ -157,3 +157,60 @@ def test_gradcheck_agrees_with_torch_on_failures():
     assert not torch.autograd.gradcheck(TWrong.apply, (tx,), raise_exception=False)
     x = autograd.tensor(tx.detach().numpy(), requires_grad=True)
     assert not autograd.gradcheck(WrongSin.apply, (x,), raise_exception=False)
+
+
+class ZeroGradIsOnes(Function):
+    """2x whose backward is right except for a zero output gradient, where it gives ones."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2 if bool((g != 0).any()) else g + 1
+
+
+class Nondeterministic(Function):
+    """x ** 2 whose backward adds a different tiny amount each call."""
+
+    calls = 0
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        Nondeterministic.calls += 1
+        return g * (2 * x + 1e-9 * Nondeterministic.calls)
+
+
+def test_gradcheck_check_undefined_grad():
+    x = _x(3)
+    with pytest.raises(RuntimeError, match="undefined output grads"):
+        autograd.gradcheck(ZeroGradIsOnes.apply, (x,))
+    assert autograd.gradcheck(ZeroGradIsOnes.apply, (x,), check_undefined_grad=False)
+
+
+def test_gradcheck_nondet_tol():
+    x = _x(3)
+    with pytest.raises(RuntimeError, match="not reentrant"):
+        autograd.gradcheck(Nondeterministic.apply, (x,))
+    assert autograd.gradcheck(Nondeterministic.apply, (x,), nondet_tol=1e-6)
+    assert autograd.gradcheck(Nondeterministic.apply, (x,), nondet_tol=1e-6, fast_mode=True)
+    with pytest.raises(ValueError):
+        autograd.gradcheck(lambda t: t * 2, (x,), nondet_tol=-1.0)
+
+
+def test_gradcheck_fast_mode():
+    x, y = _x(3, 4), _x(4, seed=1)
+    assert autograd.gradcheck(lambda a, b: (a.sin() * b, (a @ b).exp()), (x, y), fast_mode=True)
+    with pytest.raises(RuntimeError, match="fast mode"):
+        autograd.gradcheck(WrongSin.apply, (x,), fast_mode=True)
+    assert autograd.gradcheck(WrongSin.apply, (x,), fast_mode=True,
+                              raise_exception=False) is False
+    # the inputs are restored after the finite differences
+    np.testing.assert_array_equal(np.asarray(x.data), np.asarray(_x(3, 4).data))

@@ -1,21 +1,28 @@
-"""Elementwise arithmetic and math: one Function per op, forward and backward side by side.
+"""Elementwise ops: arithmetic, comparisons' differentiable cousins (maximum, where, clamp)
+and math functions, each with its derivative next to its forward.
+
+The unary math functions whose derivative is one formula are rows of one table (PyTorch's
+tools/autograd/derivatives.yaml, as plain Python) at the end of this file: a reader finds exp's
+backward in exp's row. Ops that need more (broadcasting binary ops, pow, clamp, where, neg's
+bool check) are classes with forward and backward side by side.
 
 Binary ops broadcast; their gradients go back through reduce_grad. Either argument may be a
 Python number (it gets no gradient).
 """
 
+import math
+
 import carray
 
+from autograd._defaults import get_default_dtype
 from autograd.function import _NO_EDGE, Function, _edge, _refresh_view, _sequence
 from autograd.grad_mode import _state
-from autograd.ops._util import broadcasting, data_of, meta, reduce_grad, wrap
+from autograd.ops._util import Builtin, broadcasting, data_of, meta, reduce_grad, wrap
 from autograd.tensor import Tensor
 
-
-class _Builtin(Function):
-    """Base of the built-in ops: their backward returns correctly shaped gradients."""
-
-    _trusted = True
+__all__ = ["Abs", "Add", "Ceil", "Clamp", "Cos", "Div", "Exp", "Expm1", "Floor", "FloorDivide",
+           "Log", "Log1p", "Maximum", "Minimum", "Mul", "Neg", "Pow", "Relu", "Remainder",
+           "Sigmoid", "Sign", "Sin", "Sqrt", "Sub", "Tanh", "TruncDivide", "Where"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -44,7 +51,7 @@ def promote_pair(a, b):
 _CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2}
 
 
-class _Binary(_Builtin):
+class _Binary(Builtin):
     """Base of add, sub, mul, div: `apply` does the bookkeeping of Function.apply inline (these
     ops dominate small-tensor code, so their per-call overhead is kept to the minimum). forward
     only computes on carray data, so it needs no grad-mode switch; it keeps in ctx.a / ctx.b the
@@ -181,7 +188,7 @@ class Div(_Binary):
     def compute(a, b):
         out = carray.divide(a, b)
         if out.dtype == carray.float64 and _int_operand(a) and _int_operand(b):
-            out = out.astype(_default_float())  # int / int gives the default float (PyTorch)
+            out = out.astype(get_default_dtype())  # int / int gives the default float (PyTorch)
         return out
 
     @staticmethod
@@ -266,9 +273,6 @@ def _int_operand(x):
     return x.dtype.kind != "f" if isinstance(x, carray.Array) else not isinstance(x, float)
 
 
-def _default_float():
-    from autograd.factories import get_default_dtype
-    return get_default_dtype()
 _NO = (False, False)
 _NEEDS = {(x, y): (x, y) for x in (False, True) for y in (False, True)}
 _NEEDS[False, False] = _NO
@@ -284,7 +288,7 @@ def _as_operand(x, other):
     return Tensor(x, device=dev)
 
 
-class Pow(_Builtin):
+class Pow(Builtin):
     """a ** b;  da = g * b * a**(b-1), db = g * a**b * log(a) (0 where a == 0 and b >= 0)."""
 
     @staticmethod
@@ -316,7 +320,6 @@ class Pow(_Builtin):
             if a is None and ctx.sa == 0:  # 0 ** b: 0 where b >= 0, as PyTorch
                 gb = Where.apply(b >= 0, 0.0, g * out * float("-inf"))
             elif a is None:
-                import math
                 gb = g * out * (math.log(ctx.sa) if ctx.sa > 0 else float("nan"))
             else:
                 # d/db a**b = a**b log a, taken as 0 where a == 0 and b >= 0 (as PyTorch)
@@ -343,7 +346,7 @@ def _power(a, b):
     return carray.where(neg, small.astype(out.dtype), out)
 
 
-class Maximum(_Builtin):
+class Maximum(Builtin):
     """maximum(a, b); the gradient goes to the larger input, split evenly on ties."""
 
     @staticmethod
@@ -357,7 +360,7 @@ class Maximum(_Builtin):
         return _split_by(g, a, b, a.data > b.data, ctx.needs_input_grad)
 
 
-class Minimum(_Builtin):
+class Minimum(Builtin):
     """minimum(a, b); the gradient goes to the smaller input, split evenly on ties."""
 
     @staticmethod
@@ -381,7 +384,7 @@ def _split_by(g, a, b, a_wins, need):
     return ga, gb
 
 
-class Where(_Builtin):
+class Where(Builtin):
     """where(cond, x, y);  dx = g where cond, dy = g where not cond."""
 
     @staticmethod
@@ -409,7 +412,7 @@ class Where(_Builtin):
 # unary
 # ---------------------------------------------------------------------------------------------
 
-class Neg(_Builtin):
+class Neg(Builtin):
     """-x;  dx = -g. RuntimeError for bool tensors (as PyTorch)."""
 
     @staticmethod
@@ -425,169 +428,7 @@ class Neg(_Builtin):
         return -g
 
 
-class Exp(_Builtin):
-    """exp(x);  dx = g * exp(x)."""
-
-    @staticmethod
-    def forward(ctx, x):
-        out = wrap(carray.exp(x.data))
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        (out,) = ctx.saved_tensors
-        return g * out
-
-
-class Expm1(_Builtin):
-    """exp(x) - 1;  dx = g * (out + 1)."""
-
-    @staticmethod
-    def forward(ctx, x):
-        out = wrap(carray.expm1(x.data))
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        (out,) = ctx.saved_tensors
-        return g * (out + 1)
-
-
-class Log(_Builtin):
-    """log(x);  dx = g / x."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return wrap(carray.log(x.data))
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return g / x
-
-
-class Log1p(_Builtin):
-    """log(1 + x);  dx = g / (1 + x)."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return wrap(carray.log1p(x.data))
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return g / (x + 1)
-
-
-class Sqrt(_Builtin):
-    """sqrt(x);  dx = g / (2 sqrt(x))."""
-
-    @staticmethod
-    def forward(ctx, x):
-        out = wrap(carray.sqrt(x.data))
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        (out,) = ctx.saved_tensors
-        return g / (out * 2)
-
-
-class Sin(_Builtin):
-    """sin(x);  dx = g cos(x)."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return wrap(carray.sin(x.data))
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return g * x.cos()
-
-
-class Cos(_Builtin):
-    """cos(x);  dx = -g sin(x)."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return wrap(carray.cos(x.data))
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return -g * x.sin()
-
-
-class Tanh(_Builtin):
-    """tanh(x);  dx = g (1 - tanh(x)^2)."""
-
-    @staticmethod
-    def forward(ctx, x):
-        out = wrap(carray.tanh(x.data))
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        (out,) = ctx.saved_tensors
-        return g * (1 - out * out)
-
-
-class Sigmoid(_Builtin):
-    """1 / (1 + exp(-x));  dx = g s (1 - s)."""
-
-    @staticmethod
-    def forward(ctx, x):
-        out = wrap(carray.sigmoid(x.data))
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        (out,) = ctx.saved_tensors
-        return g * out * (1 - out)
-
-
-class Relu(_Builtin):
-    """max(x, 0);  dx = g where x > 0."""
-
-    @staticmethod
-    def forward(ctx, x):
-        out = wrap(carray.relu(x.data))
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        (out,) = ctx.saved_tensors
-        if _state.enabled:  # create_graph: keep the graph
-            return g * wrap(carray.greater(out.data, 0).astype(g.data.dtype))
-        return wrap(carray.where(carray.greater(out.data, 0), g.data, 0))
-
-
-class Abs(_Builtin):
-    """|x|;  dx = g sign(x)."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return wrap(carray.abs(x.data))
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return g * wrap(carray.sign(x.data))
-
-
-class Clamp(_Builtin):
+class Clamp(Builtin):
     """clamp(x, min, max) (either bound may be None, a number or a Tensor); dx = g where
     min <= x <= max, the bounds get g where they were picked."""
 
@@ -626,27 +467,71 @@ class Clamp(_Builtin):
         return gx, glo, ghi
 
 
-class _NoGrad(_Builtin):
-    """Ops whose gradient is zero almost everywhere (sign, floor, ceil, round): zeros."""
+# ---------------------------------------------------------------------------------------------
+# the table of unary ops with a one-formula derivative
+# ---------------------------------------------------------------------------------------------
 
-    fn = None
+class _Unary(Builtin):
+    """Base of the table's ops: forward is `kernel` on the data and keeps what `derivative`
+    reads; backward is `derivative(g, x, y)`, x the input and y the result (None when not kept).
+    """
+
+    kernel = None        # the carray function
+    saves = None         # "input", "result" or None: what the derivative reads
+    to_float = False     # the torch function casts integer and bool inputs to the default float
 
     @classmethod
     def forward(cls, ctx, x):
-        return wrap(cls.fn(x.data))
+        out = wrap(cls.kernel(x.data))
+        if cls.saves is not None:
+            ctx.save_for_backward(x if cls.saves == "input" else out)
+        return out
 
-    @staticmethod
-    def backward(ctx, g):
-        return g * 0
+    @classmethod
+    def backward(cls, ctx, g):
+        if cls.saves is None:
+            return cls.derivative(g, None, None)
+        (kept,) = ctx.saved_tensors
+        if cls.saves == "input":
+            return cls.derivative(g, kept, None)
+        return cls.derivative(g, None, kept)
 
 
-class Sign(_NoGrad):
-    fn = staticmethod(carray.sign)
+def unary(name, kernel, saves, to_float, derivative, formula):
+    """The Function class of one table row: `name` (also the node's name, as ExpBackward0)
+    computes kernel(x); dx = derivative(g, x, y), which `formula` states for the docstring."""
+    return type(name, (_Unary,), {
+        "__doc__": f"{name.lower()}(x);  dx = {formula}.", "__module__": __name__,
+        "kernel": staticmethod(kernel), "saves": saves, "to_float": to_float,
+        "derivative": staticmethod(derivative)})
 
 
-class Floor(_NoGrad):
-    fn = staticmethod(carray.floor)
+def _relu_grad(g, x, y):
+    """g where the result is > 0; a mask product when recording (create_graph keeps the graph),
+    else one carray where."""
+    if _state.enabled:
+        return g * wrap(carray.greater(y.data, 0).astype(g.data.dtype))
+    return wrap(carray.where(carray.greater(y.data, 0), g.data, 0))
 
 
-class Ceil(_NoGrad):
-    fn = staticmethod(carray.ceil)
+# Each row: unary(name, kernel, saves, to_float, derivative, formula). The derivative gets g,
+# the gradient of the result, and x (the input) or y (the result), whichever `saves` names;
+# to_float: integer inputs are cast to the default float first (as PyTorch); formula states the
+# derivative in the class's docstring.
+Exp = unary("Exp", carray.exp, "result", True, lambda g, x, y: g * y, "g exp(x)")
+Expm1 = unary("Expm1", carray.expm1, "result", True, lambda g, x, y: g * (y + 1), "g exp(x)")
+Log = unary("Log", carray.log, "input", True, lambda g, x, y: g / x, "g / x")
+Log1p = unary("Log1p", carray.log1p, "input", True, lambda g, x, y: g / (x + 1), "g / (1 + x)")
+Sqrt = unary("Sqrt", carray.sqrt, "result", True, lambda g, x, y: g / (y * 2), "g / (2 sqrt(x))")
+Sin = unary("Sin", carray.sin, "input", True, lambda g, x, y: g * x.cos(), "g cos(x)")
+Cos = unary("Cos", carray.cos, "input", True, lambda g, x, y: -g * x.sin(), "-g sin(x)")
+Tanh = unary("Tanh", carray.tanh, "result", True, lambda g, x, y: g * (1 - y * y),
+             "g (1 - tanh(x)^2)")
+Sigmoid = unary("Sigmoid", carray.sigmoid, "result", True, lambda g, x, y: g * y * (1 - y),
+                "g s (1 - s), s = sigmoid(x)")
+Relu = unary("Relu", carray.relu, "result", False, _relu_grad, "g where x > 0")
+Abs = unary("Abs", carray.abs, "input", False, lambda g, x, y: g * wrap(carray.sign(x.data)),
+            "g sign(x)")
+Sign = unary("Sign", carray.sign, None, False, lambda g, x, y: g * 0, "0")
+Floor = unary("Floor", carray.floor, None, False, lambda g, x, y: g * 0, "0")
+Ceil = unary("Ceil", carray.ceil, None, False, lambda g, x, y: g * 0, "0")

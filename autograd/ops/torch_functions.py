@@ -1,0 +1,713 @@
+"""The torch.* functions on tensors (autograd.exp(x), autograd.cat(ts), ...): the argument
+handling of each op (defaults, dtype promotion, PyTorch's errors) in front of the Functions of
+ops/elementwise.py, reduce.py, linalg.py, scan.py, sort.py and shape.py, which hold the forward
+and backward. Ops without a gradient (comparisons, logic, argmax, ...) compute on the data here.
+
+Most of these are also Tensor methods (x.exp()): see ops/tensor_methods.py.
+"""
+
+import builtins
+
+import carray
+
+from autograd._defaults import get_default_dtype, scalar_type_name
+from autograd.ops._util import (along_dim_key, broadcasting, data_of, norm_dim, norm_dims,
+                                wrap)
+from autograd.ops.elementwise import (Abs, Add, Ceil, Clamp, Cos, Div, Exp, Expm1, Floor,
+                                      FloorDivide, Log, Log1p, Maximum, Minimum, Mul, Neg, Pow,
+                                      Relu, Remainder, Sigmoid, Sign, Sin, Sqrt, Sub, Tanh,
+                                      TruncDivide, Where, _CATEGORY, promote_pair)
+from autograd.ops.linalg import MatMul
+from autograd.ops.reduce import (AmaxDims, LogSoftmax, LogSumExp, MaxAll, MaxDim, MaxValues,
+                                 Mean, MinValues, Prod, Softmax, StdSqrt, Sum, Var)
+from autograd.ops.scan import Cumprod, Cumsum
+from autograd.ops.shape import (Cat, Clone, Flip, Index, Permute, Reshape, Squeeze, Stack,
+                                Transpose, Unsqueeze)
+from autograd.ops.sort import Sort, SortResult, TopkResult, sorted_along
+from autograd.tensor import Tensor
+
+__all__ = ["add", "sub", "mul", "div", "remainder", "floor_divide", "pow", "neg", "matmul", "mm",
+           "bmm", "dot", "outer", "maximum", "minimum", "where", "clamp", "clamp_min", "clamp_max",
+           "exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu", "abs",
+           "sign", "floor", "ceil", "rsqrt", "reciprocal", "square", "log2", "log10", "eq", "ne",
+           "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
+           "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "isnan", "isfinite", "isinf",
+           "trunc", "round", "equal", "allclose", "sum", "mean", "var", "std", "prod", "max",
+           "min", "amax", "amin", "argmax", "argmin", "all", "any", "cumsum", "cumprod", "sort",
+           "argsort", "topk", "logsumexp", "softmax", "log_softmax", "norm", "reshape", "permute",
+           "transpose", "squeeze", "unsqueeze", "flatten", "cat", "concat", "concatenate", "stack",
+           "flip", "clone", "split", "chunk", "unbind", "narrow", "unflatten", "index_select",
+           "gather", "masked_select"]
+
+
+def tensor_arg(x, like=None):
+    """A Tensor or a Python number as an op argument (other objects become tensors)."""
+    if isinstance(x, (Tensor, int, float, bool)):
+        return x
+    return Tensor(x, dtype=None, device=like.data.device if like is not None else None)
+
+
+# ---------------------------------------------------------------------------------------------
+# arithmetic
+# ---------------------------------------------------------------------------------------------
+
+def add(input, other, *, alpha=1):
+    """input + alpha * other (broadcasting)."""
+    if alpha != 1:
+        other = mul(other, alpha)
+    return Add.apply(tensor_arg(input), tensor_arg(other, input))
+
+
+def sub(input, other, *, alpha=1):
+    """input - alpha * other (broadcasting)."""
+    if alpha != 1:
+        other = mul(other, alpha)
+    return Sub.apply(tensor_arg(input), tensor_arg(other, input))
+
+
+def mul(input, other):
+    """input * other (broadcasting)."""
+    return Mul.apply(tensor_arg(input), tensor_arg(other, input))
+
+
+def div(input, other, *, rounding_mode=None):
+    """input / other (true division; rounding_mode 'floor' or 'trunc' give no gradient)."""
+    if rounding_mode is None:
+        return Div.apply(tensor_arg(input), tensor_arg(other, input))
+    if rounding_mode == "floor":
+        return FloorDivide.apply(tensor_arg(input), tensor_arg(other, input))
+    if rounding_mode == "trunc":
+        return TruncDivide.apply(tensor_arg(input), tensor_arg(other, input))
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                       f"found '{rounding_mode}'")
+
+
+def remainder(input, other):
+    """input % other with the sign of other (Python's convention, torch.remainder)."""
+    return Remainder.apply(tensor_arg(input), tensor_arg(other, input))
+
+
+def floor_divide(input, other):
+    """input // other (rounded down; zero gradient)."""
+    return FloorDivide.apply(tensor_arg(input), tensor_arg(other, input))
+
+
+def pow(input, exponent):
+    """input ** exponent (either may be a number)."""
+    a, b = promote_pair(tensor_arg(input),
+                        tensor_arg(exponent, input if isinstance(input, Tensor) else None))
+    return Pow.apply(a, b)
+
+
+def neg(input):
+    return Neg.apply(input)
+
+
+def matmul(input, other):
+    """Matrix product with NumPy's rules (1-d operands, batch broadcasting)."""
+    return MatMul.apply(input, other)
+
+
+def mm(input, mat2):
+    """Matrix product of two 2-d tensors."""
+    if input.data.ndim != 2 or mat2.data.ndim != 2:
+        raise RuntimeError(f"mm: expected 2D tensors, got {input.data.ndim}D and "
+                           f"{mat2.data.ndim}D")
+    return MatMul.apply(input, mat2)
+
+
+def bmm(input, mat2):
+    """Batched matrix product of two 3-d tensors (no broadcasting)."""
+    if input.data.ndim != 3 or mat2.data.ndim != 3:
+        raise RuntimeError(f"bmm: expected 3D tensors, got {input.data.ndim}D and "
+                           f"{mat2.data.ndim}D")
+    if input.data.shape[0] != mat2.data.shape[0]:
+        raise RuntimeError(f"bmm: batch sizes differ: {input.data.shape[0]} and "
+                           f"{mat2.data.shape[0]}")
+    return MatMul.apply(input, mat2)
+
+
+def dot(input, other):
+    """Inner product of two 1-d tensors."""
+    if input.data.ndim != 1 or other.data.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.data.ndim}D and "
+                           f"{other.data.ndim}D tensors")
+    return MatMul.apply(input, other)
+
+
+def outer(input, vec2):
+    """input[i] * vec2[j] of two 1-d tensors."""
+    return mul(input.reshape(-1, 1), vec2.reshape(1, -1))
+
+
+def maximum(input, other):
+    return Maximum.apply(*promote_pair(input, other))
+
+
+def minimum(input, other):
+    return Minimum.apply(*promote_pair(input, other))
+
+
+def where(condition, input=None, other=None):
+    """input where condition else other (broadcasting; input/other may be numbers)."""
+    if input is None and other is None:
+        raise TypeError("where(condition) with one argument is not supported; use nonzero()")
+    if isinstance(condition, Tensor) and condition.data.dtype.kind != "b":
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {scalar_type_name(condition.dtype)}")
+    return Where.apply(condition, *promote_pair(tensor_arg(input), tensor_arg(other)))
+
+
+def clamp(input, min=None, max=None):
+    """input limited to [min, max] (bounds may be numbers or tensors). RuntimeError when both
+    are None."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    return Clamp.apply(input, min, max)
+
+
+def clamp_min(input, min):
+    return clamp(input, min=min)
+
+
+def clamp_max(input, max):
+    return clamp(input, max=max)
+
+
+def _unary(fn_class):
+    """The op function of a table row of ops/elementwise.py; integer and bool inputs are first
+    converted to the default float dtype when the row says to_float (as PyTorch does for exp,
+    log, ...)."""
+    def op(input):
+        if fn_class.to_float and input.data.dtype.kind != "f":
+            input = input.to(get_default_dtype())
+        return fn_class.apply(input)
+    op.__name__ = fn_class.__name__.lower()
+    op.__doc__ = fn_class.__doc__
+    return op
+
+
+exp = _unary(Exp)
+expm1 = _unary(Expm1)
+log = _unary(Log)
+log1p = _unary(Log1p)
+sqrt = _unary(Sqrt)
+sin = _unary(Sin)
+cos = _unary(Cos)
+tanh = _unary(Tanh)
+sigmoid = _unary(Sigmoid)
+relu = _unary(Relu)
+abs = _unary(Abs)
+sign = _unary(Sign)
+floor = _unary(Floor)
+ceil = _unary(Ceil)
+
+
+def rsqrt(input):
+    return sqrt(input).reciprocal()
+
+
+def reciprocal(input):
+    return Div.apply(1.0, input)
+
+
+def square(input):
+    return Mul.apply(input, input)
+
+
+def log2(input):
+    return log(input) / 0.6931471805599453
+
+
+def log10(input):
+    return log(input) / 2.302585092994046
+
+
+# ---------------------------------------------------------------------------------------------
+# comparisons and logic (no gradient)
+# ---------------------------------------------------------------------------------------------
+
+def _compare(fn):
+    def op(input, other):
+        if other is None:  # t == None is False, t != None True (Python's default)
+            return fn is carray.not_equal
+        return wrap(broadcasting(fn, data_of(input), data_of(other)))
+    op.__name__ = fn.__name__
+    return op
+
+
+eq = _compare(carray.equal)
+ne = _compare(carray.not_equal)
+lt = _compare(carray.less)
+le = _compare(carray.less_equal)
+gt = _compare(carray.greater)
+ge = _compare(carray.greater_equal)
+logical_and = _compare(carray.logical_and)
+logical_or = _compare(carray.logical_or)
+
+
+def logical_xor(input, other):
+    return ne(data_of(input).astype(carray.bool_) if isinstance(input, Tensor) else bool(input),
+              data_of(other).astype(carray.bool_) if isinstance(other, Tensor) else bool(other))
+
+
+def logical_not(input):
+    return wrap(carray.logical_not(input.data))
+
+
+def float_result(*args):
+    """The float dtype PyTorch gives a result of these (promoted) operands, or None."""
+    dtype = None
+    for x in args:
+        if isinstance(x, Tensor) and x.data.dtype.kind == "f":
+            return x.data.dtype
+        if isinstance(x, float):
+            dtype = get_default_dtype()
+    return dtype
+
+
+def check_integral(name, *args):
+    """PyTorch's NotImplementedError when bitwise op `name` would compute in a float type."""
+    dtype = float_result(*args)
+    if dtype is not None:
+        dev = next((x.data.device for x in args if isinstance(x, Tensor)), "cpu")
+        raise NotImplementedError(f'"{name}_{"cpu" if dev == "cpu" else "cuda"}" not '
+                                  f"implemented for '{scalar_type_name(dtype)}'")
+
+
+def _bitwise(fn, doc):
+    """A bitwise op of bool and integer tensors (or Python numbers): PyTorch's result dtype,
+    no gradient, NotImplementedError for float operands."""
+    def op(input, other):
+        a, b = promote_pair(tensor_arg(input),
+                            tensor_arg(other, input if isinstance(input, Tensor) else None))
+        check_integral(fn.__name__, a, b)
+        return wrap(broadcasting(fn, data_of(a), data_of(b)))
+    op.__name__ = fn.__name__
+    op.__doc__ = doc
+    return op
+
+
+bitwise_and = _bitwise(carray.bitwise_and, "input & other bitwise (bool: logical and).")
+bitwise_or = _bitwise(carray.bitwise_or, "input | other bitwise (bool: logical or).")
+bitwise_xor = _bitwise(carray.bitwise_xor, "input ^ other bitwise (bool: logical xor).")
+
+
+def bitwise_not(input):
+    """~input bitwise (bool: logical not); NotImplementedError for float tensors."""
+    check_integral("bitwise_not", input)
+    return wrap(carray.invert(input.data))
+
+
+def isnan(input):
+    return wrap(carray.isnan(input.data))
+
+
+def isfinite(input):
+    return wrap(carray.isfinite(input.data))
+
+
+def isinf(input):
+    return wrap(carray.logical_not(carray.logical_or(carray.isfinite(input.data),
+                                                     carray.isnan(input.data))))
+
+
+def trunc(input):
+    """input rounded towards zero (zero gradient)."""
+    return where(input < 0, ceil(input), floor(input)) if input.data.dtype.kind == "f" \
+        else clone(input)
+
+
+def round(input, *, decimals=0):
+    """input rounded to the nearest integer, halves to even (as PyTorch); zero gradient."""
+    if input.data.dtype.kind != "f":
+        return clone(input)
+    x = input * 10.0 ** decimals if decimals else input
+    low = floor(x)
+    diff = x.data - low.data
+    up = carray.logical_or(carray.greater(diff, 0.5), carray.logical_and(
+        carray.equal(diff, 0.5), carray.equal(carray.remainder(low.data, 2), 1)))
+    out = low + wrap(up.astype(low.data.dtype))
+    return out / 10.0 ** decimals if decimals else out
+
+
+def equal(input, other):
+    """True when both have the same shape and elements."""
+    return input.shape == other.shape and bool(carray.all(carray.equal(input.data, other.data)))
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    a, b = input.data, other.data
+    close = carray.less_equal(carray.abs(a - b), atol + rtol * carray.abs(b))
+    if equal_nan:
+        close = carray.logical_or(close, carray.logical_and(carray.isnan(a), carray.isnan(b)))
+    return bool(carray.all(close))
+
+
+# ---------------------------------------------------------------------------------------------
+# reductions
+# ---------------------------------------------------------------------------------------------
+
+def sum(input, dim=None, keepdim=False, *, dtype=None):
+    """Sum over dim (an int, a tuple, or None for all)."""
+    return Sum.apply(input, dim, keepdim, dtype)
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    """Mean over dim (float tensors; RuntimeError for integer ones without dtype=)."""
+    return Mean.apply(input, dim, keepdim, dtype)
+
+
+def _correction(unbiased, correction):
+    if correction is not None:
+        return correction
+    return 1 if unbiased is None or unbiased else 0
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Variance over dim with Bessel's correction by default (correction=1)."""
+    if isinstance(dim, bool):  # var(False): the unbiased flag given positionally
+        dim, unbiased = None, dim
+    if input.data.dtype.kind != "f":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    return Var.apply(input, dim, _correction(unbiased, correction), keepdim)
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Standard deviation over dim with Bessel's correction by default (gradient 0 where the
+    deviation is 0, as PyTorch)."""
+    return StdSqrt.apply(var(input, dim, unbiased, keepdim, correction=correction))
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    return Prod.apply(input, dim, keepdim, dtype)
+
+
+def _max_or_min(input, dim, keepdim, largest, other_name):
+    if isinstance(dim, Tensor):
+        return (maximum if largest else minimum)(input, dim)
+    if dim is None:
+        if keepdim:
+            raise TypeError(f"{other_name}() received an invalid combination of arguments: "
+                            f"keepdim without dim")
+        return MaxAll.apply(input, largest)
+    values, indices = MaxDim.apply(input, dim, keepdim, largest)
+    return (MaxValues if largest else MinValues)(values, indices)
+
+
+def max(input, dim=None, keepdim=False):
+    """The largest element, or (values, indices) along dim, or the elementwise maximum when dim
+    is a Tensor. Ties in the whole-tensor max share the gradient evenly."""
+    return _max_or_min(input, dim, keepdim, True, "max")
+
+
+def min(input, dim=None, keepdim=False):
+    """The smallest element, or (values, indices) along dim (see max)."""
+    return _max_or_min(input, dim, keepdim, False, "min")
+
+
+def amax(input, dim=(), keepdim=False):
+    return AmaxDims.apply(input, dim if dim != () else None, keepdim, True)
+
+
+def amin(input, dim=(), keepdim=False):
+    return AmaxDims.apply(input, dim if dim != () else None, keepdim, False)
+
+
+def _arg_extreme(input, dim, keepdim, fn, name):
+    """argmax / argmin: the flat index when dim is None; errors as PyTorch's."""
+    a = input.data
+    if a.dtype.kind == "b":
+        raise RuntimeError(f"{name}(): does not support bool input")
+    if dim is not None:
+        d = norm_dim(dim, a.ndim)
+        if a.ndim == 0:
+            return wrap(carray.zeros((), dtype=carray.int64, device=a.device))
+        if a.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+        return wrap(fn(a, axis=d, keepdims=keepdim))
+    if a.size == 0:
+        raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() "
+                         f"== 0.")
+    out = fn(a)
+    return wrap(out.reshape((1,) * a.ndim) if keepdim else out)
+
+
+def argmax(input, dim=None, keepdim=False):
+    """Index of the largest element (flat when dim is None)."""
+    return _arg_extreme(input, dim, keepdim, carray.argmax, "argmax")
+
+
+def argmin(input, dim=None, keepdim=False):
+    """Index of the smallest element (flat when dim is None)."""
+    return _arg_extreme(input, dim, keepdim, carray.argmin, "argmin")
+
+
+def all(input, dim=None, keepdim=False):
+    axis = dim if dim is None or dim == () else norm_dims(dim, input.data.ndim)
+    return wrap(carray.all(input.data, axis=axis, keepdims=keepdim))
+
+
+def any(input, dim=None, keepdim=False):
+    axis = dim if dim is None or dim == () else norm_dims(dim, input.data.ndim)
+    return wrap(carray.any(input.data, axis=axis, keepdims=keepdim))
+
+
+def _cumulative(fn_class, input, dim, dtype):
+    """fn_class (Cumsum or Cumprod) applied to input cast to dtype (bool and ints: int64)."""
+    if dtype is None and input.data.dtype.kind in "biu":
+        dtype = carray.int64
+    if dtype is not None and carray.dtype(dtype) != input.data.dtype:
+        input = input.to(dtype)
+    return fn_class.apply(input, dim)
+
+
+def cumsum(input, dim, *, dtype=None):
+    """Cumulative sum along dim (bool and ints sum to int64; dtype= casts the input first);
+    the gradient is the reverse cumulative sum of g. IndexError for a bad dim."""
+    return _cumulative(Cumsum, input, dim, dtype)
+
+
+def cumprod(input, dim, *, dtype=None):
+    """Cumulative product along dim (dtypes as cumsum); the gradient is exact also where the
+    input has zeros. IndexError for a bad dim."""
+    return _cumulative(Cumprod, input, dim, dtype)
+
+
+def sort(input, dim=-1, descending=False, *, stable=False):
+    """(values, indices) sorted along dim: a namedtuple `sort`, as torch.return_types.sort.
+    Always stable (ties keep their original order, also when descending, whatever stable=
+    says); NaN sorts as the largest value. Gradients flow from values to the positions they
+    came from. IndexError for a bad dim."""
+    values, indices = Sort.apply(input, dim, descending, None)
+    return SortResult(values, indices)
+
+
+def argsort(input, dim=-1, descending=False, *, stable=False):
+    """The int64 indices that sort input along dim (stably, as sort). IndexError for a bad
+    dim."""
+    a = input.data
+    return wrap(sorted_along(a, norm_dim(dim, a.ndim), descending)[1])
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    """The k largest (or smallest) entries along dim and their indices: a namedtuple `topk`.
+    NaN counts as the largest value; the values always come sorted, ties in their original
+    order (PyTorch may order tied indices differently; the values are the same). Raises
+    RuntimeError when k is not in [0, size of dim] or input is bool, IndexError for a bad
+    dim."""
+    a = input.data
+    d = norm_dim(dim, a.ndim)
+    if a.dtype.kind == "b":
+        raise RuntimeError("topk does not support bool dtypes")
+    if not 0 <= k <= (a.shape[d] if a.ndim else 1):
+        raise RuntimeError("selected index k out of range")
+    values, indices = Sort.apply(input, d, largest, k)
+    return TopkResult(values, indices)
+
+
+def logsumexp(input, dim, keepdim=False):
+    """log(sum(exp(input))) over dim, computed stably (integer inputs give the default float)."""
+    if input.data.dtype.kind != "f":
+        input = input.to(get_default_dtype())
+    return LogSumExp.apply(input, dim, keepdim)
+
+
+def softmax(input, dim, dtype=None):
+    """exp(x) / sum(exp(x)) along dim, computed stably."""
+    if dtype is not None:
+        input = input.to(dtype)
+    return Softmax.apply(input, dim)
+
+
+def log_softmax(input, dim, dtype=None):
+    """log(softmax(x)) along dim, computed stably."""
+    if dtype is not None:
+        input = input.to(dtype)
+    return LogSoftmax.apply(input, dim)
+
+
+def norm(input, p=2, dim=None, keepdim=False):
+    """The p-norm (p = 2, 1 or inf) over dim."""
+    if p == 2 or p == "fro":
+        return sqrt(sum(input * input, dim, keepdim))
+    if p == 1:
+        return sum(abs(input), dim, keepdim)
+    if p == float("inf"):
+        return amax(abs(input), dim if dim is not None else (), keepdim)
+    return pow(sum(pow(abs(input), p), dim, keepdim), 1.0 / p)
+
+
+# ---------------------------------------------------------------------------------------------
+# shape
+# ---------------------------------------------------------------------------------------------
+
+def reshape(input, shape):
+    return Reshape.apply(input, tuple(shape), False)
+
+
+def permute(input, dims):
+    return Permute.apply(input, tuple(dims))
+
+
+def transpose(input, dim0, dim1):
+    return Transpose.apply(input, dim0, dim1)
+
+
+def squeeze(input, dim=None):
+    return Squeeze.apply(input, dim)
+
+
+def unsqueeze(input, dim):
+    return Unsqueeze.apply(input, dim)
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    """The dims start_dim..end_dim merged into one (a view when possible)."""
+    nd = input.data.ndim
+    if nd == 0:
+        return reshape(input, (1,))
+    s, e = norm_dim(start_dim, nd), norm_dim(end_dim, nd)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    shp = input.data.shape
+    n = 1
+    for k in shp[s:e + 1]:
+        n *= k
+    return reshape(input, shp[:s] + (n,) + shp[e + 1:])
+
+
+def _common_dtype(tensors):
+    """tensors cast (differentiably) to the dtype PyTorch gives their concatenation: the highest
+    category (bool < int < float) and, within it, the promotion of those dtypes."""
+    tensors = list(tensors)
+    dtypes = {t.data.dtype for t in tensors}
+    if len(dtypes) < 2:
+        return tensors
+    top = builtins.max(_CATEGORY[d.kind] for d in dtypes)  # (max here is the tensor op)
+    target = None
+    for d in dtypes:
+        if _CATEGORY[d.kind] == top:
+            target = d if target is None else carray.promote_types(target, d)
+    return [t if t.data.dtype is target else t.to(target) for t in tensors]
+
+
+def cat(tensors, dim=0):
+    """Join tensors along an existing dim (mixed dtypes promote as in PyTorch)."""
+    return Cat.apply(dim, *_common_dtype(tensors))
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0):
+    """Join tensors along a new dim (mixed dtypes promote as in PyTorch)."""
+    return Stack.apply(dim, *_common_dtype(tensors))
+
+
+def flip(input, dims):
+    return Flip.apply(input, tuple(dims) if isinstance(dims, (tuple, list)) else (dims,))
+
+
+def clone(input):
+    return Clone.apply(input)
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    """Views of tensor along dim: pieces of split_size (the last may be smaller) or of the given
+    section sizes."""
+    d = norm_dim(dim, tensor.data.ndim)
+    n = tensor.data.shape[d]
+    if isinstance(split_size_or_sections, int):
+        size = split_size_or_sections
+        if size <= 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {n}")
+        sizes = [size] * (n // size) + ([n % size] if n % size else []) if size else [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if builtins.sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
+                               f"(input tensor's size at dimension {d}), but got "
+                               f"split_sizes={sizes}")
+    out = []
+    start = 0
+    name = "Split" if isinstance(split_size_or_sections, int) else "SplitWithSizes"
+    for size in sizes:
+        out.append(_multi_output_view(tensor[(slice(None),) * d + (slice(start, start + size),)],
+                                      name, len(out)))
+        start += size
+    return tuple(out)
+
+
+def _multi_output_view(t, name, i):
+    """t marked as output i of the multi-view op `name` (in-place ops on it then raise, as
+    PyTorch's)."""
+    t._multi_view = (name, i)
+    return t
+
+
+def chunk(input, chunks, dim=0):
+    n = input.data.shape[norm_dim(dim, input.data.ndim)]
+    size = -(-n // chunks) if chunks > 0 else 0
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    return split(input, size or 1, dim)
+
+
+def unbind(input, dim=0):
+    d = norm_dim(dim, input.data.ndim)
+    return tuple(_multi_output_view(input[(slice(None),) * d + (i,)], "Unbind", i)
+                 for i in range(input.data.shape[d]))
+
+
+def narrow(input, dim, start, length):
+    """The view of length elements from start along dim (a negative start counts from the
+    end); RuntimeError when they do not fit."""
+    d = norm_dim(dim, input.data.ndim)
+    n = input.data.shape[d]
+    if start < 0:
+        start += n
+    if not 0 <= start <= n or length < 0 or start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return input[(slice(None),) * d + (slice(start, start + length),)]
+
+
+def unflatten(input, dim, sizes):
+    """dim split into the given sizes (one may be -1)."""
+    d = norm_dim(dim, input.data.ndim)
+    shp = input.data.shape
+    return reshape(input, shp[:d] + tuple(sizes) + shp[d + 1:])
+
+
+def index_select(input, dim, index):
+    """The entries of input at the 1-d integer tensor index along dim."""
+    d = norm_dim(dim, input.data.ndim)
+    if index.data.ndim > 1 or index.data.dtype.kind not in "iu":
+        raise IndexError("index_select(): Index is supposed to be a vector of integers")
+    return input[(slice(None),) * d + (index.reshape(-1),)]
+
+
+def gather(input, dim, index):
+    """out[i][j][k] = input[index[i][j][k]][j][k] (for dim 0, and so on);  the gradient adds
+    back into the gathered places."""
+    nd = input.data.ndim
+    d = norm_dim(dim, nd)
+    idx = index.data
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError("gather(): Expected dtype int64 for index")
+    if idx.ndim != nd:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input "
+                           "tensor")
+    for k in range(nd):
+        if k != d and idx.shape[k] > input.data.shape[k]:
+            raise RuntimeError(f"Size does not match at dimension {k} expected index "
+                               f"{list(idx.shape)} to be no larger than self "
+                               f"{list(input.data.shape)} apart from dimension {d}")
+    return Index.apply(input, along_dim_key(idx, d))
+
+
+def masked_select(input, mask):
+    """The 1-d tensor of input's entries where mask (broadcast with input) is True."""
+    shape = carray.broadcast_shapes(input.data.shape, mask.data.shape)
+    return input.expand(shape)[mask.expand(shape).data]
