@@ -132,7 +132,9 @@ class Expand(_Builtin):
         ctx.x = meta(x)
         try:
             arr = carray.broadcast_to(x.data, target)
-        except ValueError:
+        except ValueError as e:
+            if all(n in (1, m) for n, m in zip(xs, target[lead:])):   # shapes fit: too big
+                raise RuntimeError(f"expand: {e}") from None
             raise RuntimeError(f"The expanded size of the tensor ({list(target)}) must match the "
                                f"existing size ({list(xs)}) at non-singleton dimensions") \
                 from None
