@@ -5,6 +5,7 @@ cross entropy and its gradient as one kernel each (loss.cl), SGD's update of man
 one kernel (optim.cl)."""
 
 import struct
+import threading
 
 from carray._opencl import _cache
 from carray._opencl._elementwise import launch
@@ -32,13 +33,16 @@ def _scatter_kernel(t):
 _bad = None            # the device flag kernels set for a bad index (the value says which kernel)
 _bad_pending = {}      # flag value -> the IndexError message it stands for, for calls not checked yet
 BAD_POOL_INDEX, BAD_TARGET = 1, 2
+_bad_lock = threading.Lock()
 
 
 def _bad_flag():
     global _bad
     if _bad is None:
-        import carray
-        _bad = carray.zeros((1,), dtype="int32", device="gpu")
+        with _bad_lock:     # one flag: a kernel writing to a replaced one would lose its error
+            if _bad is None:
+                import carray
+                _bad = carray.zeros((1,), dtype="int32", device="gpu")
     return _bad
 
 
