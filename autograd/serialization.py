@@ -43,6 +43,7 @@ _OTHER_DTYPES = {"U8", "I8", "I16", "U16", "F16", "BF16", "U32", "U64", "C64", "
                  "F8_E4M3", "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ", "F4", "F6_E2M3",
                  "F6_E3M2"}
 _MAX_HEADER = 100_000_000      # the reference reader's limit
+_MAX_DIMS = 32                 # carray's most dims per array
 _METADATA = "__metadata__"
 
 
@@ -214,11 +215,13 @@ def _decode_header(raw):
 
 
 def _no_duplicates(pairs):
-    keys = [k for k, _ in pairs]
-    if len(set(keys)) != len(keys):
-        dup = next(k for k in keys if keys.count(k) > 1)
-        raise ValueError(f"corrupted safetensors header: the key {dup!r} appears twice")
-    return dict(pairs)
+    """A JSON object's dict; ValueError for a repeated key (one pass: the header is untrusted)."""
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"corrupted safetensors header: the key {k!r} appears twice")
+        out[k] = v
+    return out
 
 
 def _reject_constant(name):
@@ -248,10 +251,13 @@ def _entry(name, info):
             raise ValueError(f"{where}: missing {key!r}")
     code, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
     if not isinstance(code, str) or code not in _DTYPES:
-        if code in _OTHER_DTYPES:
+        if isinstance(code, str) and code in _OTHER_DTYPES:
             raise ValueError(f"tensor {name!r} has dtype {code}, which autograd cannot hold "
                              f"(supported: {', '.join(_DTYPES)})")
         raise ValueError(f"{where}: unknown dtype {code!r}")
+    if isinstance(shape, list) and len(shape) > _MAX_DIMS:     # (before multiplying them)
+        raise ValueError(f"{where}: shape has {len(shape)} dims, more than the {_MAX_DIMS} "
+                         f"an array may have")
     if not isinstance(shape, list) or not all(_is_count(s) for s in shape):
         raise ValueError(f"{where}: shape must be a list of non-negative integers, got "
                          f"{shape!r}")
