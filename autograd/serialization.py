@@ -18,6 +18,7 @@ JSON and copies bytes, so loading a file never runs code (no pickle).
 import contextlib
 import json
 import os
+import secrets
 import struct
 import sys
 
@@ -56,13 +57,32 @@ def save(obj, f, metadata=None):
     or binary file object) in the safetensors format; metadata is an optional dict of str -> str
     stored in the header. Tensors are saved detached, as contiguous CPU copies.
     TypeError for a value that is not a tensor, a non-str name or metadata entry;
-    ValueError for a name "__metadata__"."""
+    ValueError for a name "__metadata__". A path is written atomically: to a temporary file
+    beside it, then renamed over it, so a failed save leaves the previous file as it was."""
     header, arrays = _prepare(obj, metadata)
-    with _opened(f, "wb") as fh:
-        fh.write(struct.pack("<Q", len(header)))
-        fh.write(header)
-        for arr in arrays:
-            _write_array(fh, arr)
+    if hasattr(f, "write"):
+        _write_file(f, header, arrays)
+        return
+    path = os.fsdecode(f)
+    head, name = os.path.split(path)
+    tmp = os.path.join(head, f".{name}.{secrets.token_hex(8)}.tmp")
+    try:
+        with open(tmp, "xb") as fh:      # (open, not mkstemp: the umask's usual permissions)
+            _write_file(fh, header, arrays)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+
+
+def _write_file(fh, header, arrays):
+    fh.write(struct.pack("<Q", len(header)))
+    fh.write(header)
+    for arr in arrays:
+        _write_array(fh, arr)
 
 
 def _prepare(obj, metadata):

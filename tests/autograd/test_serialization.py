@@ -447,3 +447,43 @@ def test_save_rejects_bad_state(tmp_path, obj, error):
 def test_save_rejects_bad_metadata(tmp_path, metadata):
     with pytest.raises(TypeError):
         autograd.save({"a": autograd.ones(1)}, tmp_path / "x.safetensors", metadata=metadata)
+
+
+# ---------------------------------------------------------------------------------------------
+# atomic save: an interrupted save leaves the previous file as it was
+# ---------------------------------------------------------------------------------------------
+
+def test_interrupted_save_keeps_the_previous_file(tmp_path, monkeypatch):
+    import autograd.serialization as ser
+    path = tmp_path / "model.safetensors"
+    autograd.save({"w": autograd.arange(4.0)}, path)
+    before = path.read_bytes()
+    real_write = ser._write_array
+    calls = []
+
+    def failing_write(fh, arr):       # writes the first tensor and half of the second, then fails
+        calls.append(arr)
+        if len(calls) == 2:
+            fh.write(memoryview(arr).cast("B")[:arr.nbytes // 2])
+            raise OSError("No space left on device")
+        real_write(fh, arr)
+
+    monkeypatch.setattr(ser, "_write_array", failing_write)
+    with pytest.raises(OSError, match="No space left"):
+        autograd.save({"a": autograd.ones(1000), "b": autograd.zeros(1000)}, path)
+    assert len(calls) == 2
+    assert path.read_bytes() == before
+    assert os.listdir(tmp_path) == ["model.safetensors"]       # no temporary file left
+    monkeypatch.undo()
+    assert np.array_equal(as_numpy(autograd.load(path)["w"]), np.arange(4.0, dtype="float32"))
+
+
+def test_save_replaces_the_file_and_keeps_ordinary_permissions(tmp_path):
+    path = tmp_path / "model.safetensors"
+    plain = tmp_path / "plain"
+    plain.write_bytes(b"")
+    autograd.save({"w": autograd.ones(2)}, path)
+    autograd.save({"w": autograd.zeros(3)}, str(path))
+    assert as_numpy(autograd.load(path)["w"]).tolist() == [0, 0, 0]
+    assert sorted(os.listdir(tmp_path)) == ["model.safetensors", "plain"]
+    assert os.stat(path).st_mode == os.stat(plain).st_mode      # as open(path, "wb") makes it
