@@ -3,6 +3,7 @@ the global random generator (manual_seed)."""
 
 import operator
 import os
+import sys
 
 import carray
 from carray.cpu._random import _restore
@@ -40,10 +41,14 @@ def _size(size):
         shape = tuple(operator.index(s) for s in size)
     except TypeError:
         raise TypeError(f"size must be a sequence of ints, got {size!r}") from None
+    numel = 1
     for s in shape:
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"{list(shape)}")
+        numel *= s or 1
+    if numel * 16 > sys.maxsize:   # its bytes overflow (16: the widest dtype), as PyTorch checks
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
     return shape
 
 

@@ -18,6 +18,7 @@ JSON and copies bytes, so loading a file never runs code (no pickle).
 import contextlib
 import json
 import os
+import secrets
 import struct
 import sys
 
@@ -43,6 +44,7 @@ _OTHER_DTYPES = {"U8", "I8", "I16", "U16", "F16", "BF16", "U32", "U64", "C64", "
                  "F8_E4M3", "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ", "F4", "F6_E2M3",
                  "F6_E3M2"}
 _MAX_HEADER = 100_000_000      # the reference reader's limit
+_MAX_DIMS = 32                 # carray's most dims per array
 _METADATA = "__metadata__"
 
 
@@ -55,13 +57,32 @@ def save(obj, f, metadata=None):
     or binary file object) in the safetensors format; metadata is an optional dict of str -> str
     stored in the header. Tensors are saved detached, as contiguous CPU copies.
     TypeError for a value that is not a tensor, a non-str name or metadata entry;
-    ValueError for a name "__metadata__"."""
+    ValueError for a name "__metadata__". A path is written atomically: to a temporary file
+    beside it, then renamed over it, so a failed save leaves the previous file as it was."""
     header, arrays = _prepare(obj, metadata)
-    with _opened(f, "wb") as fh:
-        fh.write(struct.pack("<Q", len(header)))
-        fh.write(header)
-        for arr in arrays:
-            _write_array(fh, arr)
+    if hasattr(f, "write"):
+        _write_file(f, header, arrays)
+        return
+    path = os.fsdecode(f)
+    head, name = os.path.split(path)
+    tmp = os.path.join(head, f".{name}.{secrets.token_hex(8)}.tmp")
+    try:
+        with open(tmp, "xb") as fh:      # (open, not mkstemp: the umask's usual permissions)
+            _write_file(fh, header, arrays)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+
+
+def _write_file(fh, header, arrays):
+    fh.write(struct.pack("<Q", len(header)))
+    fh.write(header)
+    for arr in arrays:
+        _write_array(fh, arr)
 
 
 def _prepare(obj, metadata):
@@ -214,11 +235,13 @@ def _decode_header(raw):
 
 
 def _no_duplicates(pairs):
-    keys = [k for k, _ in pairs]
-    if len(set(keys)) != len(keys):
-        dup = next(k for k in keys if keys.count(k) > 1)
-        raise ValueError(f"corrupted safetensors header: the key {dup!r} appears twice")
-    return dict(pairs)
+    """A JSON object's dict; ValueError for a repeated key (one pass: the header is untrusted)."""
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"corrupted safetensors header: the key {k!r} appears twice")
+        out[k] = v
+    return out
 
 
 def _reject_constant(name):
@@ -248,10 +271,13 @@ def _entry(name, info):
             raise ValueError(f"{where}: missing {key!r}")
     code, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
     if not isinstance(code, str) or code not in _DTYPES:
-        if code in _OTHER_DTYPES:
+        if isinstance(code, str) and code in _OTHER_DTYPES:
             raise ValueError(f"tensor {name!r} has dtype {code}, which autograd cannot hold "
                              f"(supported: {', '.join(_DTYPES)})")
         raise ValueError(f"{where}: unknown dtype {code!r}")
+    if isinstance(shape, list) and len(shape) > _MAX_DIMS:     # (before multiplying them)
+        raise ValueError(f"{where}: shape has {len(shape)} dims, more than the {_MAX_DIMS} "
+                         f"an array may have")
     if not isinstance(shape, list) or not all(_is_count(s) for s in shape):
         raise ValueError(f"{where}: shape must be a list of non-negative integers, got "
                          f"{shape!r}")

@@ -28,7 +28,7 @@ _orig = _launch.enqueue
 
 def _site():
     fr = [f"{f.filename.split('/')[-1]}:{f.lineno}" for f in traceback.extract_stack(limit=10)[:-2]
-          if "_opencl" not in f.filename and "profile_gpu" not in f.filename]
+          if "/opencl/" not in f.filename and "profile_gpu" not in f.filename]
     return " < ".join(reversed(fr[-3:]))
 
 

@@ -17,7 +17,7 @@ Errors follow PyTorch: RuntimeError for shapes, sizes and dtypes that do not fit
 them), TypeError for arguments of the wrong type, ValueError for sequences of the wrong length,
 and RuntimeError for groups != 1 (grouped convolution is not supported).
 
-The kernels are in carray/_nn.pyx: convolution is im2col + GEMM (one image, or a few small
+The kernels are in carray/cpu/_nn.pyx: convolution is im2col + GEMM (one image, or a few small
 ones, per GEMM), pooling a loop per plane, both across threads with the GIL released; softmax
 cross entropy one pass over the rows (one kernel launch on the device for the loss and one for
 its gradient, where composing it from elementwise ops and reductions takes about twenty).

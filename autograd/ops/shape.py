@@ -35,16 +35,6 @@ def _is_view(arr, src):
     return base is not None and (base is src or base is src.base)
 
 
-def _size_arg(shape):
-    """view(2, 3), view((2, 3)) and view([2, 3]) all mean the shape (2, 3)."""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = tuple(shape[0])
-    try:
-        return tuple(operator.index(s) for s in shape)
-    except TypeError:
-        raise TypeError(f"shape must be a sequence of ints, got {shape!r}") from None
-
-
 class Reshape(Builtin):
     """x.reshape(shape) (a view when the strides allow, else a copy); dx = g.reshape(x.shape)."""
 
@@ -130,7 +120,9 @@ class Expand(Builtin):
         ctx.x = meta(x)
         try:
             arr = carray.broadcast_to(x.data, target)
-        except ValueError:
+        except ValueError as e:
+            if all(n in (1, m) for n, m in zip(xs, target[lead:])):   # shapes fit: too big
+                raise RuntimeError(f"expand: {e}") from None
             raise RuntimeError(f"The expanded size of the tensor ({list(target)}) must match the "
                                f"existing size ({list(xs)}) at non-singleton dimensions") \
                 from None

@@ -197,19 +197,37 @@ cdef int check_same_device(str name, Array a, Array b) except -1:
                               f".to()")
 
 
-cdef Py_ssize_t _checked_size(int ndim, const Py_ssize_t* shape, Py_ssize_t itemsize) except -1:
-    """Number of elements; ValueError when the byte size would overflow."""
-    cdef Py_ssize_t size = 1, limit = (<Py_ssize_t>1 << 62) // itemsize
+cdef Py_ssize_t ALLOC_MAX_BYTES = <Py_ssize_t>1 << 62     # the most one allocation may ask for
+
+
+cdef Py_ssize_t _checked_size(int ndim, const Py_ssize_t* shape, Py_ssize_t itemsize,
+                              Py_ssize_t max_bytes=ALLOC_MAX_BYTES) except -1:
+    """Number of elements; ValueError naming the shape when a dim is negative or when the
+    nonzero dims' product times itemsize exceeds max_bytes (NumPy checks them even when another
+    dim is 0), so that no size or byte count computed from the shape can wrap around."""
+    cdef Py_ssize_t size = 1, limit = max_bytes // itemsize
+    cdef bint empty = False
     cdef int d
     for d in range(ndim):
+        if shape[d] < 0:
+            raise ValueError(f"negative dimensions are not allowed, got shape "
+                             f"{tuple(shape[i] for i in range(ndim))}")
         if shape[d] == 0:
-            return 0
-    for d in range(ndim):
-        if shape[d] > limit // size:
+            empty = True
+        elif shape[d] > limit // size:
             raise ValueError(f"array is too big: shape {tuple(shape[i] for i in range(ndim))} "
-                             f"of {itemsize}-byte items exceeds the addressable size")
-        size *= shape[d]
-    return size
+                             f"of {itemsize}-byte items is larger than the maximum possible "
+                             f"size ({max_bytes} bytes)")
+        else:
+            size *= shape[d]
+    return 0 if empty else size
+
+
+cdef int check_view_shape(int ndim, const Py_ssize_t* shape, Py_ssize_t itemsize) except -1:
+    """ValueError unless `shape` is a valid shape for a view: dims >= 0 and the byte size (of
+    the nonzero dims) within Py_ssize_t."""
+    _checked_size(ndim, shape, itemsize, PY_SSIZE_T_MAX)
+    return 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -281,7 +299,9 @@ cdef Array new_like_shape(Array a, int dtype_num):
 
 cdef Array make_view(Array src, int ndim, const Py_ssize_t* shape, const Py_ssize_t* strides,
                      Py_ssize_t offset):
-    """A view of src's storage with the given shape, element strides and element offset."""
+    """A view of src's storage with the given shape, element strides and element offset;
+    ValueError when the shape's size overflows (a broadcast or a reshape of an empty array)."""
+    check_view_shape(ndim, shape, src.itemsize)
     cdef Array v = Array.__new__(Array)
     cdef int d
     v.storage = src.storage
@@ -1036,6 +1056,7 @@ cdef int _resolve_shape(Array a, object shape, Py_ssize_t* out) except -1:
     """Parse a reshape target (one -1 allowed) for a's size; ValueError when sizes differ."""
     cdef int n = 0, unknown = -1, d
     cdef Py_ssize_t known = 1, size = a.size_c(), v
+    cdef bint empty = False
     if PyLong_Check(shape) or hasattr(shape, "__index__") and not isinstance(shape, (list, tuple)):
         shape = (shape,)
     shape = tuple(shape)
@@ -1063,8 +1084,15 @@ cdef int _resolve_shape(Array a, object shape, Py_ssize_t* out) except -1:
             raise ValueError(f"negative dimensions are not allowed, got {v} in shape {shape}")
         else:
             out[n] = v
-            known *= v
+            if v == 0:
+                empty = True
+            elif known > PY_SSIZE_T_MAX // v:     # no array has that many elements
+                raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+            else:
+                known *= v
         n += 1
+    if empty:
+        known = 0
     if unknown >= 0:
         if known == 0 or size % known != 0:
             raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
@@ -1327,6 +1355,7 @@ def broadcast_to(array, shape):
     cdef Py_ssize_t buf[MAXDIMS]
     cdef int n = parse_shape(shape, buf)
     cdef Array v
+    check_view_shape(n, buf, a.itemsize)       # (not a broadcasting error: checked apart)
     try:
         v = broadcast_view(a, n, buf)
     except ValueError:

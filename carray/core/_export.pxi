@@ -195,6 +195,25 @@ cdef int _num_from_dl(DLDataType t) except -1:
                       f"carray holds bool, int32, int64, float32 and float64")
 
 
+cdef int _check_dl_shape(DLTensor* t, Py_ssize_t itemsize) except -1:
+    """BufferError for a negative dim, ValueError for a size that overflows: a producer's shape
+    is not trusted (the capsule stays unused, so its deleter still runs)."""
+    cdef Py_ssize_t shape[MAXDIMS]
+    cdef int d
+    if t.ndim > 0 and t.shape == NULL:
+        raise BufferError("from_dlpack: the DLPack tensor has no shape")
+    for d in range(t.ndim):
+        if t.shape[d] < 0:
+            raise BufferError(f"from_dlpack: the DLPack tensor has a negative dimension, shape "
+                              f"{tuple(t.shape[i] for i in range(t.ndim))}")
+        shape[d] = <Py_ssize_t>t.shape[d]
+    try:
+        check_view_shape(t.ndim, shape, itemsize)
+    except ValueError as e:
+        raise ValueError(f"from_dlpack: the DLPack tensor's shape is invalid: {e}") from None
+    return 0
+
+
 def from_dlpack(x, *, device=None, copy=None):
     """An Array sharing the memory of any DLPack exporter on the CPU (NumPy, PyTorch, ...).
 
@@ -237,6 +256,7 @@ def from_dlpack(x, *, device=None, copy=None):
     if t.device.device_type not in (kDLCPU, kDLCUDAHost):
         raise BufferError(f"from_dlpack: DLPack device type {t.device.device_type} is not the CPU")
     cdef int num = _num_from_dl(t.dtype)
+    _check_dl_shape(t, itemsize_of(num))
     cdef Storage s = Storage.__new__(Storage)
     cdef Array a = Array.__new__(Array)
     cdef int d

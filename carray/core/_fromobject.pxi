@@ -207,6 +207,7 @@ cdef Array _from_buffer(object obj, int num):
         step *= view.shape[d]
         whole = whole and bstrides[d] % a.itemsize == 0
         a.strides_[d] = bstrides[d] // a.itemsize
+    check_view_shape(a.ndim, a.shape_, a.itemsize)     # (an exporter's shape is not trusted)
     if not whole:
         out = new_array(a.ndim, a.shape_, fnum)
         for d in range(a.ndim):

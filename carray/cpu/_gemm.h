@@ -1,4 +1,4 @@
-/* GEMM micro-kernels for carray/_matmul.pyx, one per (dtype, instruction set), picked at run time.
+/* GEMM micro-kernels for carray/cpu/_gemm.pyx, one per (dtype, instruction set), picked at run time.
  *
  * Plain C with GCC/Clang vector extensions: the compiler turns `acc += b * a_scalar` on
  * vector_size(64) types into AVX-512 FMAs inside functions compiled with

@@ -9,12 +9,14 @@ CARRAY_OPENCL_BUILD_OPTIONS adds compiler options (for tuning, e.g. -cl-nv-maxrr
 import os
 import string
 import sys
+import threading
 
 from carray.opencl._runtime import runtime
 
 _HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels")
 _templates = {}
 _kernels = {}
+_build_lock = threading.RLock()     # one build per key when threads ask at once
 
 
 
@@ -39,6 +41,15 @@ def kernel(key, names, make_source, idx="int", fp64=False):
     k = _kernels.get(key)
     if k is not None:
         return k
+    with _build_lock:
+        k = _kernels.get(key)
+        if k is None:
+            k = _kernels[key] = _build(names, make_source, idx, fp64, key)
+    return k
+
+
+def _build(names, make_source, idx, fp64, key):
+    """Build the program and return its Kernel(s) `names` (see kernel)."""
     rt = runtime()
     if fp64 and not rt.fp64:
         raise TypeError(f"float64 is not supported on OpenCL device {rt.name!r} (it has no "
@@ -55,11 +66,8 @@ def kernel(key, names, make_source, idx="int", fp64=False):
         options=["-cl-fp32-correctly-rounded-divide-sqrt"]
         + os.environ.get("CARRAY_OPENCL_BUILD_OPTIONS", "").split())
     if isinstance(names, str):
-        k = getattr(program, names)
-    else:
-        k = tuple(getattr(program, n) for n in names)
-    _kernels[key] = k
-    return k
+        return getattr(program, names)
+    return tuple(getattr(program, n) for n in names)
 
 
 class PlanCache(dict):

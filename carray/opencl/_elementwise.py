@@ -203,12 +203,14 @@ def _run_planned(kind, code, t, out, inputs, plan_key):
     is_arr = [True]
     args = [obuf]
     offs = [ooff]
+    ost = _layout.broadcast_strides(shape, shape, ost)     # as the inputs' (0 on size-1 dims)
     strides = [ost]
     for x in inputs:
         buf, off, num, xshape, xst = x._cl()
         if buf is obuf and (off, _layout.broadcast_strides(shape, xshape, xst)) != (ooff, ost):
             x = x.copy()        # another view of the output's buffer: read it all first
             buf, off, num, xshape, xst = x._cl()
+            plan_key = None     # the layout is the copy's: a repeat must not reuse it
         nums.append(num)
         if buf is None:
             is_arr.append(False)

@@ -1,5 +1,5 @@
 """Advanced indexing on the device: the host works out each index combination's element offset
-(carray/_indexing.pxi, from index arrays read to the host), these kernels move the blocks."""
+(carray/core/_indexing.pxi, from index arrays read to the host), these kernels move the blocks."""
 
 import struct
 

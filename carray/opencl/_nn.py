@@ -1,10 +1,11 @@
-"""carray.nn's kernels on the device, with the signatures of carray/_nn.pyx (carray/nn.py
+"""carray.nn's kernels on the device, with the signatures of carray/cpu/_nn.pyx (carray/nn.py
 validates the arguments and calls one or the other): convolution as im2col + GEMM (its input
 gradient as GEMM + col2im), pooling and pooling gradients as direct kernels (nn.cl), softmax
 cross entropy and its gradient as one kernel each (loss.cl), SGD's update of many parameters as
 one kernel (optim.cl)."""
 
 import struct
+import threading
 
 from carray.opencl import _cache
 from carray.opencl._launch import launch
@@ -33,13 +34,16 @@ def _scatter_kernel(t):
 _bad = None            # the device flag kernels set for a bad index (the value says which kernel)
 _bad_pending = {}      # flag value -> the IndexError message it stands for, for calls not checked yet
 BAD_POOL_INDEX, BAD_TARGET = 1, 2
+_bad_lock = threading.Lock()
 
 
 def _bad_flag():
     global _bad
     if _bad is None:
-        import carray
-        _bad = carray.zeros((1,), dtype="int32", device="gpu")
+        with _bad_lock:     # one flag: a kernel writing to a replaced one would lose its error
+            if _bad is None:
+                import carray
+                _bad = carray.zeros((1,), dtype="int32", device="gpu")
     return _bad
 
 

@@ -6,8 +6,10 @@ first OpenCL device of any kind. pyopencl is imported here, lazily: `import carr
 """
 
 import os
+import threading
 
 _runtime = None
+_runtime_lock = threading.Lock()
 
 
 class Runtime:
@@ -108,6 +110,8 @@ def runtime():
     device."""
     global _runtime
     if _runtime is None:
-        cl = _import_pyopencl()
-        _runtime = Runtime(cl, _choose(cl))
+        with _runtime_lock:     # threads' first uses at once must share one context
+            if _runtime is None:
+                cl = _import_pyopencl()
+                _runtime = Runtime(cl, _choose(cl))
     return _runtime

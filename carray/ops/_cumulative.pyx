@@ -2,7 +2,7 @@
 
 The input is cast and copied into the C-contiguous result, which is then scanned in place lane by
 lane: on the host by the typed loop below (it walks the dims after the axis innermost, so it
-vectorises), on the device by carray/_opencl/_scan.py (one work item per lane). Both add (or
+vectorises), on the device by carray/opencl/_scan.py (one work item per lane). Both add (or
 multiply) in order, as NumPy's accumulate does, so results match NumPy's bit for bit.
 """
 

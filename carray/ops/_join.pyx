@@ -20,6 +20,7 @@ from carray.core._array cimport (Array, as_array, copy_into, make_view, may_over
                             normalize_axis, parse_dtype_num)
 from carray.core._dtype cimport BOOL, INT32, INT64, FLOAT32, FLOAT64, dtype_of, promote_nums
 from carray.core._strided cimport MAXDIMS
+from libc.stdint cimport PTRDIFF_MAX as PY_SSIZE_T_MAX
 
 
 # ---------------------------------------------------------------------------------------------
@@ -238,6 +239,9 @@ cdef Array _concat(list arrs, object axis, object out, object dtype, object cast
                                      f"concatenation axis must match exactly, but along "
                                      f"dimension {d}, the array at index 0 has size {shape[d]} "
                                      f"and the array at index {i} has size {a.shape_[d]}")
+            if shape[ax] > PY_SSIZE_T_MAX - a.shape_[ax]:
+                raise ValueError(f"array is too big: concatenating along axis {ax} gives more "
+                                 f"elements than an array can hold")
             shape[ax] += a.shape_[ax]
 
     # the result's dtype: NumPy 2 promotion of the inputs (Python scalars weak)

@@ -2,7 +2,7 @@
 
 The axis is moved last and the lanes copied into one C-contiguous (lanes, n) array, each lane is
 merge sorted in place (on the host by the typed loops below, on the device by
-carray/_opencl/_sort.py, one work item per lane), and the result is moved back into a
+carray/opencl/_sort.py, one work item per lane), and the result is moved back into a
 C-contiguous array of the input's shape. NaNs sort last; ties keep their original order.
 """
 

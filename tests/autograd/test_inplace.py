@@ -350,3 +350,17 @@ def test_inplace_on_multi_output_views_raises_when_recorded(make, name):
     plain = autograd.arange(8.0).reshape(4, 2)
     make(plain)[1].add_(1)
     assert plain.sum().item() > 28
+
+
+def test_embedding_row_update_repeated_under_no_grad(device):
+    """E[i:i+1] += v, repeated (an Embedding-like row update): each call updates row i of E
+    (the device reuses a launch plan from the second call on)."""
+    n = np.arange(12, dtype="float32").reshape(4, 3)
+    E = autograd.tensor(n, device=device)
+    v = autograd.tensor([[1.0, 2.0, 3.0]], device=device)
+    with autograd.no_grad():
+        for step in range(4):
+            for i in (1, 2, 1):
+                E[i:i + 1] += v
+                n[i:i + 1] += v.numpy()
+                np.testing.assert_array_equal(E.cpu().numpy(), n, err_msg=f"step {step}")

@@ -300,6 +300,17 @@ CORRUPT = {
     "deep nesting": (raw_file(b"[" * 100000 + b"]" * 100000), "nested too deeply|not JSON"),
     "huge dims": (raw_file({"a": {"dtype": "F32", "shape": [2**64, 0], "data_offsets": [0, 0]}}),
                   "shape"),
+    "dtype a list": (raw_file({"a": {"dtype": ["F32"], "shape": [1], "data_offsets": [0, 4]}},
+                              b"\0" * 4), "unknown dtype"),
+    "dtype an object": (raw_file({"a": {"dtype": {"F32": 1}, "shape": [1],
+                                        "data_offsets": [0, 4]}}, b"\0" * 4), "unknown dtype"),
+    "dtype a float": (raw_file({"a": {"dtype": 4.5, "shape": [1], "data_offsets": [0, 4]}},
+                               b"\0" * 4), "unknown dtype"),
+    "dtype null": (raw_file({"a": {"dtype": None, "shape": [1], "data_offsets": [0, 4]}},
+                            b"\0" * 4), "unknown dtype"),
+    # (a product of this many huge dims is a bignum that takes long to compute)
+    "too many dims": (raw_file({"a": {"dtype": "F32", "shape": [2**62] * 100000 + [0],
+                                      "data_offsets": [0, 0]}}), "dims"),
 }
 
 
@@ -310,6 +321,45 @@ def test_corrupted_file_raises_value_error(tmp_path, case):
     path.write_bytes(raw)
     with pytest.raises(ValueError, match=message):
         autograd.load(path)
+
+
+def test_many_keys_with_one_duplicate_raise_value_error(tmp_path):
+    """20k distinct keys and then a repeat of the last: found in one pass (a pairwise search
+    takes minutes on such a header, and an attacker controls the header)."""
+    items = b",".join(b'"k%d":0' % i for i in range(20000))
+    path = tmp_path / "dup.safetensors"
+    path.write_bytes(raw_file(b"{" + items + b',"k19999":0}'))
+    with pytest.raises(ValueError, match="'k19999' appears twice"):
+        autograd.load(path)
+    nested = b'{"__metadata__":{' + items.replace(b":0", b':"v"') + b',"k19999":"v"}}'
+    path.write_bytes(raw_file(nested))
+    with pytest.raises(ValueError, match="twice"):
+        load_metadata(path)
+
+
+@pytest.mark.parametrize("reader", [autograd.load, load_metadata])
+def test_header_over_the_limit_is_refused_before_it_is_read(tmp_path, monkeypatch, reader):
+    """A header length over 100 MB (the reference reader's limit) is refused from the 8-byte
+    prefix: the file is sparse (the bytes are there) and read() never asks for the header."""
+    n = 100_000_008
+    path = tmp_path / "huge_header.safetensors"
+    with open(path, "wb") as fh:
+        fh.write(struct.pack("<Q", n))
+        fh.truncate(8 + n)
+    import io as _io
+    asked = []
+    real_read = _io.BufferedReader.read
+
+    class Reader(_io.BufferedReader):
+        def read(self, size=-1):
+            asked.append(size)
+            return real_read(self, size)
+
+    with open(path, "rb") as raw:
+        fh = Reader(raw.raw)
+        with pytest.raises(ValueError, match="100000000-byte limit"):
+            reader(fh)
+    assert max(asked) <= 8, asked
 
 
 def test_reference_reader_rejects_the_corrupted_files_too(tmp_path):
@@ -397,3 +447,43 @@ def test_save_rejects_bad_state(tmp_path, obj, error):
 def test_save_rejects_bad_metadata(tmp_path, metadata):
     with pytest.raises(TypeError):
         autograd.save({"a": autograd.ones(1)}, tmp_path / "x.safetensors", metadata=metadata)
+
+
+# ---------------------------------------------------------------------------------------------
+# atomic save: an interrupted save leaves the previous file as it was
+# ---------------------------------------------------------------------------------------------
+
+def test_interrupted_save_keeps_the_previous_file(tmp_path, monkeypatch):
+    import autograd.serialization as ser
+    path = tmp_path / "model.safetensors"
+    autograd.save({"w": autograd.arange(4.0)}, path)
+    before = path.read_bytes()
+    real_write = ser._write_array
+    calls = []
+
+    def failing_write(fh, arr):       # writes the first tensor and half of the second, then fails
+        calls.append(arr)
+        if len(calls) == 2:
+            fh.write(memoryview(arr).cast("B")[:arr.nbytes // 2])
+            raise OSError("No space left on device")
+        real_write(fh, arr)
+
+    monkeypatch.setattr(ser, "_write_array", failing_write)
+    with pytest.raises(OSError, match="No space left"):
+        autograd.save({"a": autograd.ones(1000), "b": autograd.zeros(1000)}, path)
+    assert len(calls) == 2
+    assert path.read_bytes() == before
+    assert os.listdir(tmp_path) == ["model.safetensors"]       # no temporary file left
+    monkeypatch.undo()
+    assert np.array_equal(as_numpy(autograd.load(path)["w"]), np.arange(4.0, dtype="float32"))
+
+
+def test_save_replaces_the_file_and_keeps_ordinary_permissions(tmp_path):
+    path = tmp_path / "model.safetensors"
+    plain = tmp_path / "plain"
+    plain.write_bytes(b"")
+    autograd.save({"w": autograd.ones(2)}, path)
+    autograd.save({"w": autograd.zeros(3)}, str(path))
+    assert as_numpy(autograd.load(path)["w"]).tolist() == [0, 0, 0]
+    assert sorted(os.listdir(tmp_path)) == ["model.safetensors", "plain"]
+    assert os.stat(path).st_mode == os.stat(plain).st_mode      # as open(path, "wb") makes it

@@ -481,3 +481,27 @@ def test_allocator_cache_limits_and_empty_cache():
             ca.set_cache_limit(-1)
     finally:
         ca.set_cache_limit(limit)
+
+
+# in-place ops on views with size-1 dims, repeated (a device launch plan is made on the first
+# call and reused after: it must keep reading the view's own elements)
+INPLACE_ON_VIEWS = {
+    "row_iadd": ((3, 4), lambda x: x[1:2], lambda xp, v: v.__iadd__(1)),
+    "col_imul": ((3, 4), lambda x: x[:, 2:3], lambda xp, v: v.__imul__(2)),
+    "negative_out": ((9,), lambda x: x.reshape(3, 1, 3)[::2],
+                     lambda xp, v: xp.negative(v, out=v)),
+    "add_self_out": ((2, 1, 5), lambda x: x[1:, :, 1:4], lambda xp, v: xp.add(v, v, out=v)),
+    "row_iadd_row": ((4, 3), lambda x: x[2:3], lambda xp, v: v.__iadd__(v[:, ::-1])),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INPLACE_ON_VIEWS))
+def test_inplace_op_on_view_with_size_1_dims_repeated(device, case):
+    shape, view, op = INPLACE_ON_VIEWS[case]
+    n = np.arange(np.prod(shape), dtype="float32").reshape(shape)
+    a = ca.asarray(n).to(device)
+    va, vn = view(a), view(n)
+    for step in range(4):
+        op(ca, va)
+        op(np, vn)
+        assert_same(a.to("cpu"), n, strides=False), f"after call {step + 1}"

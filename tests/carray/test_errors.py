@@ -730,3 +730,121 @@ def test_garbage_never_crashes(tmp_path, seed):
         assert ok + refused > 0, name
     assert sum(ok for ok, _ in out["stats"].values()) > 500
     assert sum(refused for _, refused in out["stats"].values()) > 500
+
+
+# ---------------------------------------------------------------------------------------------
+# shapes whose size (times the itemsize) overflows: ValueError where they are made, as NumPy
+# ---------------------------------------------------------------------------------------------
+
+HUGE = 2**62
+OVERFLOWING_SHAPES = {
+    "broadcast_to": lambda x: ca.broadcast_to(x, (HUGE, HUGE)),
+    "broadcast_to_bytes": lambda x: ca.broadcast_to(x, (2**31, 2**31, 4)),      # size fits, bytes not
+    "expand": lambda x: x.reshape(1, 1, 1).expand(2**31, 2**31, 4),
+    "expand_wraps_to_0": lambda x: x.expand(2**32, 2**32),
+    "broadcast_arrays": lambda x: ca.broadcast_arrays(ca.broadcast_to(x, (2**40, 1)),
+                                                     ca.broadcast_to(x, (1, 2**40))),
+    "add_broadcast": lambda x: ca.broadcast_to(x, (2**40, 1)) + ca.broadcast_to(x, (1, 2**40)),
+    "reshape_of_empty": lambda x: x[:0].reshape(2**32, 2**32),
+    "reshape_of_empty_infer": lambda x: x[:0].reshape(HUGE, HUGE, -1),
+    "expand_of_view": lambda x: x.reshape(1, 1).expand(2**40, 2**20)[None].expand(2**10, -1, -1),
+    "empty": lambda x: ca.empty((HUGE, HUGE), device=x.device),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OVERFLOWING_SHAPES))
+def test_overflowing_shape_raises(device, case):
+    x = ca.ones(1).to(device)
+    with pytest.raises(ValueError, match="too big|too large|cannot reshape") as e:
+        OVERFLOWING_SHAPES[case](x)
+    assert "2147483648" in str(e.value) or "4294967296" in str(e.value) or \
+        "4611686018427387904" in str(e.value) or "1099511627776" in str(e.value)
+
+
+def test_overflowing_concatenation_raises():
+    # each part fits (2**62 one-byte items), their sum does not: must not wrap to a negative
+    # or zero size
+    part = ca.broadcast_to(ca.ones(1, dtype="bool"), (2**62,))
+    for n in (2, 4):
+        with pytest.raises((ValueError, MemoryError)):
+            ca.concatenate([part] * n)
+
+
+def test_large_but_valid_broadcast_still_works(device):
+    x = ca.ones(1, dtype="bool").to(device)
+    assert ca.broadcast_to(x, (2**62,)).shape == (2**62,)       # 2**62 bytes fit
+    assert ca.broadcast_to(ca.ones(1).to(device), (2**30, 2**30)).size == 2**60
+    assert ca.empty((0, 5)).shape == (0, 5)
+
+
+SEGFAULTED_SCRIPT = r'''
+import sys
+import carray as ca
+x = ca.ones(1).to(sys.argv[1])
+ops = {"reshape": lambda a: a.reshape(-1), "ravel": lambda a: a.ravel(),
+       "argmax": lambda a: a.argmax(), "argmin": lambda a: a.argmin(),
+       "cumsum": lambda a: ca.cumsum(a.reshape(-1)), "sum": lambda a: a.sum(),
+       "dlpack": lambda a: a.__dlpack__()}
+for make in (lambda: ca.broadcast_to(x, (2**62, 2**62)), lambda: x.expand(2**31, 2**31, 4)):
+    for name, op in ops.items():
+        try:
+            a = make()
+        except ValueError:
+            continue
+        print("made a", a.shape, "array of size", a.size, "then", name, flush=True)
+        op(a)
+        sys.exit(1)
+print("OK")
+'''
+
+
+def test_overflowing_shapes_in_a_subprocess(device, tmp_path):
+    """The ops that used to crash on such arrays, where a crash cannot take pytest with it."""
+    script = tmp_path / "huge.py"
+    script.write_text(SEGFAULTED_SCRIPT)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(ca.__file__)))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, str(script), device], capture_output=True, text=True,
+                          timeout=120, env=env, cwd=str(tmp_path))
+    assert proc.returncode == 0 and proc.stdout.strip() == "OK", \
+        f"return code {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+
+
+class _HostileDLPack:
+    """A DLPack producer that lies about its shape: NumPy's legacy capsule of `arr` with the
+    DLTensor's ndim and shape overwritten (DLTensor: data, device, int32 ndim, dtype, shape*)."""
+
+    def __init__(self, arr, shape=None, ndim=None):
+        self.arr, self.shape, self.ndim = arr, shape, ndim
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+    def __dlpack__(self, **kwargs):
+        import ctypes
+        cap = self.arr.__dlpack__()
+        get = ctypes.pythonapi.PyCapsule_GetPointer
+        get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+        t = get(cap, b"dltensor")
+        if self.shape is not None:
+            dims = (ctypes.c_int64 * len(self.shape)).from_address(
+                ctypes.c_void_p.from_address(t + 24).value)
+            dims[:] = self.shape
+        if self.ndim is not None:
+            ctypes.c_int32.from_address(t + 16).value = self.ndim
+        return cap
+
+
+@pytest.mark.parametrize("shape, ndim", [((-3,), None), ((2, -1), None), ((2**62, 2**62), None),
+                                         ((2**61,), None), ((0, -1), None), ((3,), 65),
+                                         ((3,), -1)], ids=str)
+def test_from_dlpack_rejects_a_hostile_shape(shape, ndim):
+    arr = np.zeros((1,) * len(shape))
+    with pytest.raises((BufferError, ValueError), match="DLPack"):
+        ca.from_dlpack(_HostileDLPack(arr, shape, ndim))
+    assert arr.sum() == 0          # the producer's array is untouched and alive
+
+
+def test_from_dlpack_of_an_honest_producer_through_the_same_path():
+    a = ca.from_dlpack(_HostileDLPack(np.arange(6.0).reshape(2, 3)))
+    assert a.shape == (2, 3) and a.tolist() == [[0, 1, 2], [3, 4, 5]]

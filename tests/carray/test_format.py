@@ -1,4 +1,4 @@
-"""repr/str of carray.Array against NumPy 2's (carray/_format.py).
+"""repr/str of carray.Array against NumPy 2's (carray/core/_format.py).
 
 The oracle is NumPy's own arrayprint with its "dtype implied by the values" set switched to
 carray's defaults (float32, int64, bool), so that `repr(x)` of a NumPy array is exactly what carray

@@ -119,14 +119,12 @@ def test_concatenate_random(device, data):
         pairs.append(data.draw(views(tuple(s), dt if one_dtype else None, device)))
     got = ca.concatenate([p[0] for p in pairs], axis=axis)
     expected = np.concatenate([p[1] for p in pairs], axis=axis)
-    # Strides of length-1 dims are compared only when no input is empty: the result's layout
-    # follows its inputs' strides, and NumPy's empty arrays have all-zero strides where
-    # carray's have C-contiguous ones, which can order a length-1 dim differently (its stride
-    # means nothing either way).
+    # Strides are compared only when no input is empty: the result's layout follows its
+    # inputs' strides, and NumPy's new empty arrays have all-zero strides where carray's have
+    # C-contiguous ones, so an empty input votes differently (NumPy: for C order; found by
+    # hypothesis with an F-ordered input beside an empty one). Values and shape still match.
     if any(p[1].size == 0 for p in pairs):
         assert_same(got, expected, strides=False)
-        assert got.size == 0 or all(g == e for g, e, n in
-                                    zip(got.strides, expected.strides, got.shape) if n > 1)
     else:
         assert_same(got, expected)
     assert got.base is None and got.device == device

@@ -393,3 +393,55 @@ def test_planned_reductions_and_products_take_each_call_s_buffers():
         na = na + seed
         same(ca.array(na).to("gpu") @ ca.array(nb).to("gpu").T, ca.array(na) @ ca.array(nb).T,
              1e-3)
+
+
+FIRST_USE_SCRIPT = r'''
+import sys, threading
+import numpy as np
+import carray as ca
+from carray.opencl import _runtime
+assert _runtime._runtime is None, "the runtime exists before the threads start"
+n_threads = int(sys.argv[1])
+start = threading.Barrier(n_threads)
+results, errors = {}, []
+
+def work(k):
+    try:
+        start.wait()
+        x = ca.asarray(np.arange(1000, dtype="float32")).to("gpu")    # the first device op
+        y = (x * float(k) + float(k)).sum(axis=None if k % 2 else 0)
+        z = ca.matmul(ca.ones((4, 4), device="gpu") * float(k), ca.ones((4, 1), device="gpu"))
+        results[k] = (float(y.to("cpu")), z.to("cpu").reshape(-1).tolist())
+    except BaseException as e:
+        errors.append(f"thread {k}: {type(e).__name__}: {e}")
+
+threads = [threading.Thread(target=work, args=(k,)) for k in range(n_threads)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+for k in range(n_threads):
+    want = (float(np.sum(np.arange(1000, dtype="float64") * k + k)), [4.0 * k] * 4)
+    if k in results and results[k] != want:
+        errors.append(f"thread {k}: got {results[k]}, expected {want}")
+print("\n".join(errors) if errors else "OK")
+'''
+
+
+@pytest.mark.parametrize("n_threads", [4, 8])
+def test_first_device_use_from_several_threads(tmp_path, n_threads):
+    """Threads that all make the first device array at once share one runtime (an unlocked lazy
+    runtime gave 3 of 4 threads INVALID_CONTEXT); run in a fresh interpreter, where the runtime
+    does not exist yet."""
+    import os
+    import subprocess
+    script = tmp_path / "first_use.py"
+    script.write_text(FIRST_USE_SCRIPT)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(ca.__file__)))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    for attempt in range(3):            # the race needs the threads to meet: try a few times
+        proc = subprocess.run([sys.executable, str(script), str(n_threads)], capture_output=True,
+                              text=True, timeout=300, env=env, cwd=str(tmp_path))
+        assert proc.returncode == 0 and proc.stdout.strip() == "OK", \
+            f"attempt {attempt}, return code {proc.returncode}:\n{proc.stdout[-3000:]}\n" \
+            f"{proc.stderr[-3000:]}"

@@ -1,5 +1,5 @@
 // Shared by every carray kernel: fp64 switch, index type, the one strided indexing helper and
-// the scalar helpers whose semantics match the CPU loops (carray/_kernels.pxi).
+// the scalar helpers whose semantics match the CPU loops (carray/cpu/_kernels.pxi).
 // Defines set by the host: IDX (int or long), CARRAY_FP64 (when a kernel touches double).
 #ifdef CARRAY_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable

@@ -1,5 +1,5 @@
 // Softmax cross entropy over the rows of logits x (M x C, contiguous from xoff) at int64 class
-// targets t (M,), matching carray/_nn.pyx: softmax_nll and its gradient. The host fills $t and
+// targets t (M,), matching carray/cpu/_nn.pyx: softmax_nll and its gradient. The host fills $t and
 // $wg (the work-group size, a power of two). A row whose target is `ignore` counts for nothing;
 // a target outside [0, C) (and not `ignore`) sets *bad (reported by the host at its next read)
 // and counts for nothing.

@@ -1,4 +1,4 @@
-// NCHW network primitives on contiguous planes, matching carray/_nn.pyx: im2col / col2im for
+// NCHW network primitives on contiguous planes, matching carray/cpu/_nn.pyx: im2col / col2im for
 // convolution (the products run as GEMMs), max and average pooling and their gradients.
 // The host fills $t. Geometry: input planes H x W, output Ho x Wo, kernel kh x kw, stride sh sw,
 // padding ph pw, dilation dh dw; P = N * C planes.

@@ -1,5 +1,5 @@
 // Plain SGD's update, p -= lr * g, for $n parameters of type $t in one launch, matching
-// carray/_nn.pyx: sgd_step. Work item e updates element e of the concatenation of the
+// carray/cpu/_nn.pyx: sgd_step. Work item e updates element e of the concatenation of the
 // parameters (parameter k has n_k elements, from offsets po_k and go_k of its buffers).
 
 #define T $t

@@ -1,7 +1,7 @@
 // Cumulative sum or product along one axis, in place: r is C-contiguous with shape
 // (outer, n, inner) and work item g scans lane (g / inner, g % inner):
 //   r[o, k, i] = COMBINE(r[o, k - 1, i], r[o, k, i]) for k = 1 .. n - 1,
-// in order, as the host loop (carray/_cumulative.pyx) and NumPy do. The host fills $t (the
+// in order, as the host loop (carray/ops/_cumulative.pyx) and NumPy do. The host fills $t (the
 // element type) and $combine (integers wrap through unsigned types, bools use | and &).
 
 #define T $t

@@ -269,3 +269,26 @@ def test_unflatten_and_narrow_negative_start():
 def test_cat_zero_dim_raises():
     with pytest.raises(RuntimeError, match="zero-dimensional"):
         autograd.cat([autograd.tensor(1.0), autograd.tensor(2.0)])
+
+
+@pytest.mark.parametrize("make", [
+    lambda d: autograd.ones(1, 1, 4, device=d).expand(2**31, 2**31, 4),
+    lambda d: autograd.ones(1, device=d).expand(2**62, 2**62),
+    lambda d: autograd.ones(1, 1, device=d).expand_as(autograd.ones(1, device=d).expand(2**40, 1))
+    .expand(2**40, 2**40),
+    lambda d: autograd.ones(2, device=d).repeat(2**62, 2**62),
+    lambda d: autograd.zeros(2**62, 2**62, device=d),
+    lambda d: autograd.ones((2**31, 2**31, 4), device=d),
+    lambda d: autograd.empty(2**40, 2**40, 0, device=d),
+    lambda d: autograd.ones(0, device=d).reshape(2**32, 2**32),
+], ids=["expand", "expand_wraps", "expand_of_expand", "repeat", "zeros", "ones", "empty_with_0",
+        "reshape_of_empty"])
+def test_overflowing_sizes_raise_runtime_error(make, device):
+    """Sizes whose element count (or bytes) overflows: RuntimeError, as PyTorch's."""
+    with pytest.raises(RuntimeError, match="overflow|too big|invalid"):
+        make(device)
+
+
+def test_expand_mismatch_message_unchanged():
+    with pytest.raises(RuntimeError, match="must match the existing size"):
+        autograd.ones(3).expand(2, 4)
