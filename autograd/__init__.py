@@ -10,34 +10,147 @@ that autograd/engine.py walks backwards. `import autograd` never imports NumPy.
 """
 
 import carray as _carray
-
-from autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from autograd.tensor import Tensor, device
-from autograd.function import Function, once_differentiable
-from autograd.engine import backward, grad
-from autograd.ops import (  # the op functions (they are also Tensor methods)
-                          abs, add, all, allclose, amax, amin, any, argmax, argmin, argsort,
-                          bitwise_and, bitwise_not, bitwise_or, bitwise_xor, bmm, cat, ceil,
-                          chunk, clamp, clamp_max, clamp_min, clone, concat, concatenate, cos,
-                          cumprod, cumsum, div, dot, eq, equal, exp, expm1, flatten, flip,
-                          floor, floor_divide,
-                          gather, ge, gt, index_select, isfinite, isinf, isnan, le,
-                          log, log10, log1p, log2, log_softmax, logical_and, logical_not,
-                          logical_or, logical_xor, logsumexp, lt, masked_select, matmul, max,
-                          maximum, mean, min, minimum, mm, mul, ne, neg, norm, narrow, outer,
-                          permute, pow, prod, reciprocal, relu, remainder, reshape, round, rsqrt,
-                          sigmoid, sign, sin, softmax, sort, split, sqrt, square, squeeze, stack,
-                          std, sub, sum, tanh, topk, transpose, trunc, unbind, unflatten,
-                          unsqueeze, var,
-                          where)
-from autograd.factories import (Generator, arange, as_tensor, default_generator, empty,
-                                empty_like, eye, from_numpy, full, full_like, get_default_dtype,
-                                get_rng_state, initial_seed, linspace, manual_seed, ones,
-                                ones_like, rand, rand_like, randint, randint_like, randn,
-                                randn_like, randperm, seed, set_default_dtype, set_rng_state,
-                                tensor, zeros, zeros_like)
-from autograd.gradcheck import gradcheck, gradgradcheck
 from autograd._format import get_printoptions, printoptions, set_printoptions
+from autograd.engine import backward, grad
+from autograd.factories import (
+    Generator,
+    arange,
+    as_tensor,
+    default_generator,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    get_default_dtype,
+    get_rng_state,
+    initial_seed,
+    linspace,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    randperm,
+    seed,
+    set_default_dtype,
+    set_rng_state,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from autograd.function import Function, once_differentiable
+from autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from autograd.gradcheck import gradcheck, gradgradcheck
+from autograd.ops import (  # the op functions (they are also Tensor methods)
+    abs,
+    add,
+    all,
+    allclose,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    argsort,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
+    bmm,
+    cat,
+    ceil,
+    chunk,
+    clamp,
+    clamp_max,
+    clamp_min,
+    clone,
+    concat,
+    concatenate,
+    cos,
+    cumprod,
+    cumsum,
+    div,
+    dot,
+    eq,
+    equal,
+    exp,
+    expm1,
+    flatten,
+    flip,
+    floor,
+    floor_divide,
+    gather,
+    ge,
+    gt,
+    index_select,
+    isfinite,
+    isinf,
+    isnan,
+    le,
+    log,
+    log1p,
+    log2,
+    log10,
+    log_softmax,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    logsumexp,
+    lt,
+    masked_select,
+    matmul,
+    max,
+    maximum,
+    mean,
+    min,
+    minimum,
+    mm,
+    mul,
+    narrow,
+    ne,
+    neg,
+    norm,
+    outer,
+    permute,
+    pow,
+    prod,
+    reciprocal,
+    relu,
+    remainder,
+    reshape,
+    round,
+    rsqrt,
+    sigmoid,
+    sign,
+    sin,
+    softmax,
+    sort,
+    split,
+    sqrt,
+    square,
+    squeeze,
+    stack,
+    std,
+    sub,
+    sum,
+    tanh,
+    topk,
+    transpose,
+    trunc,
+    unbind,
+    unflatten,
+    unsqueeze,
+    var,
+    where,
+)
+from autograd.tensor import Tensor, device
 
 # dtypes, as torch.float32 ...
 float32 = float = _carray.float32  # noqa: A001
@@ -57,7 +170,7 @@ def numel(input):
     return input.numel()
 
 
-def clip(input, min=None, max=None):
+def clip(input, min=None, max=None):  # noqa: F811  (torch.clip's argument names)
     return clamp(input, min, max)
 
 
@@ -66,6 +179,5 @@ def detach(input):
 
 
 __version__ = _carray.__version__
+from autograd import datasets, nn, optim, utils  # noqa: E402,F401  (autograd.datasets, autograd.utils.data)  # noqa: E402,F401  (autograd.nn, autograd.optim as in torch)
 from autograd.serialization import load, save  # noqa: E402
-from autograd import datasets, utils  # noqa: E402,F401  (autograd.datasets, autograd.utils.data)
-from autograd import nn, optim  # noqa: E402,F401  (autograd.nn, autograd.optim as in torch)

@@ -15,7 +15,6 @@ import heapq
 import sys
 
 import carray
-
 from autograd.function import AccumulateGrad, _edge
 from autograd.grad_mode import _state
 from autograd.tensor import Tensor

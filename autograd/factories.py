@@ -6,10 +6,9 @@ import os
 import sys
 
 import carray
-from carray.cpu._random import _restore
-
 from autograd._defaults import get_default_dtype, set_default_dtype
 from autograd.tensor import Tensor, _to_array
+from carray.cpu._random import _restore
 
 __all__ = ["arange", "empty", "empty_like", "eye", "full", "full_like", "linspace",
            "manual_seed", "ones", "ones_like", "rand", "rand_like", "randint", "randn",

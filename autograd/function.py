@@ -27,7 +27,6 @@ import functools
 import itertools
 
 import carray
-
 from autograd._defaults import scalar_type_name
 from autograd.grad_mode import _state
 from autograd.tensor import Tensor, _RemovableHandle

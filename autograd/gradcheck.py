@@ -4,7 +4,6 @@ import random
 import warnings
 
 import carray
-
 from autograd.engine import grad as _grad
 from autograd.factories import randn
 from autograd.grad_mode import enable_grad, no_grad
@@ -49,7 +48,8 @@ def gradcheck(fn, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=Tru
     for i in diff:
         if inputs[i].dtype != carray.float64:
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
-                          f"point. gradcheck needs float64 inputs for its tolerances to hold.")
+                          f"point. gradcheck needs float64 inputs for its tolerances to hold.",
+                          stacklevel=2)
     try:
         outputs = _outputs(fn, inputs)
         for k, out in enumerate(outputs):

@@ -23,7 +23,6 @@ import struct
 import sys
 
 import carray
-
 from autograd.tensor import Tensor
 
 __all__ = ["save", "load", "load_metadata"]

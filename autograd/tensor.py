@@ -20,7 +20,6 @@ import operator
 import weakref
 
 import carray
-
 from autograd._format import format_tensor
 
 __all__ = ["Tensor"]

@@ -7,7 +7,6 @@ from typing import Any
 
 import carray
 
-
 class Tensor:
     data: carray.Array
     grad: Tensor | None

@@ -1,7 +1,8 @@
 """pytest-benchmark setup: every workload is a group holding carray and its peers.
 
-Run with `python -m pytest bench --benchmark-only` (add `--benchmark-group-by=group`); peers that are
-not installed (PyTorch) are skipped. Compare only within one run: the machines are shared and noisy.
+Run with `python -m pytest bench --benchmark-only` (add `--benchmark-group-by=group`); peers that
+are not installed (PyTorch) are skipped. Compare only within one run: the machines are shared and
+noisy.
 """
 
 import pytest

@@ -15,9 +15,9 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import autograd  # noqa: E402
-import carray  # noqa: E402
 import carray.opencl._matmul as _mm  # noqa: E402
 from carray.opencl import _elementwise, _launch, _runtime  # noqa: E402
+
 from test_bench_training import _cnn, _mlp  # noqa: E402
 
 BATCH = 256

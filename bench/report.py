@@ -30,7 +30,8 @@ def main(path):
     print(f"Machine: {data['machine_info'].get('cpu', {}).get('brand_raw', '?')}, "
           f"{data['machine_info'].get('cpu', {}).get('count', '?')} cores; "
           f"date {data['datetime'][:10]}\n")
-    print("| group | carray median | NumPy median | PyTorch median | NumPy/carray | PyTorch/carray |")
+    print("| group | carray median | NumPy median | PyTorch median | NumPy/carray "
+          "| PyTorch/carray |")
     print("|---|---|---|---|---|---|")
     for group in sorted(groups):
         g = groups[group]
@@ -39,7 +40,7 @@ def main(path):
         def fmt(t):
             return "-" if t is None else (f"{t * 1e3:.3f} ms" if t >= 1e-4 else f"{t * 1e6:.3f} us")
 
-        def ratio(peer):
+        def ratio(peer, ours=ours):
             return "-" if peer is None or ours is None else f"{peer / ours:.2f}"
 
         print(f"| {group} | {fmt(ours)} | {fmt(g.get('numpy'))} | {fmt(g.get('torch'))} | "

@@ -5,7 +5,6 @@ import pytest
 
 import autograd
 
-
 # -- W5b: a * b on 16-element tensors that require grad (records one node per call) --
 
 @pytest.mark.benchmark(group="W5b-mul-requires-grad")

@@ -14,7 +14,7 @@ import pytest
 import carray
 
 try:
-    carray.opencl
+    carray.opencl.runtime()
 except Exception as e:         # no pyopencl or no device
     pytest.skip(f"no OpenCL device ({e})", allow_module_level=True)
 

@@ -7,10 +7,11 @@ import pytest
 
 import autograd
 import carray
+
 from test_bench_training import _cnn, _mlp
 
 try:
-    carray.opencl
+    carray.opencl.runtime()
 except Exception as e:         # no pyopencl or no device
     pytest.skip(f"no OpenCL device ({e})", allow_module_level=True)
 

@@ -4,6 +4,10 @@ NumPy's array model and names; dtypes bool, int32, int64, float32 (the default f
 `import carray` never imports NumPy.
 """
 
+from carray import (
+    nn,  # carray.nn: conv2d, max_pool2d, avg_pool2d and gradients
+    random,  # carray.random: Generator, default_rng
+)
 from carray.core._array import (
     Array,
     AxisError,
@@ -28,6 +32,21 @@ from carray.core._array import (
     swapaxes,
     transpose,
 )
+from carray.core._dtype import (
+    DType,
+    bool_,
+    float32,
+    float64,
+    int32,
+    int64,
+    promote_types,
+    result_type,
+)
+from carray.core._dtype import (
+    as_dtype as dtype,
+)
+from carray.core._storage import cache_info, empty_cache, set_cache_limit
+from carray.core._strided import get_num_threads, set_num_threads
 from carray.ops._creation import (
     arange,
     empty,
@@ -43,17 +62,6 @@ from carray.ops._creation import (
     zeros_like,
 )
 from carray.ops._cumulative import cumprod, cumsum
-from carray.core._dtype import (
-    DType,
-    as_dtype as dtype,
-    bool_,
-    float32,
-    float64,
-    int32,
-    int64,
-    promote_types,
-    result_type,
-)
 from carray.ops._join import (
     array_split,
     atleast_1d,
@@ -76,13 +84,10 @@ from carray.ops._join import (
 )
 from carray.ops._matmul import matmul
 from carray.ops._sort import argsort, sort
-from carray.core._storage import cache_info, empty_cache, set_cache_limit
+
 # the elementwise functions (made from the op table's rows: add, exp, less, isnan, ...), where,
 # clip and the reductions
 from carray.ops._ufunc import *  # noqa: F403
-from carray.core._strided import get_num_threads, set_num_threads
-from carray import random  # carray.random: Generator, default_rng
-from carray import nn  # carray.nn: conv2d, max_pool2d, avg_pool2d and gradients
 
 bool = bool_  # noqa: A001  (carray.bool, as numpy.bool)
 ndarray = Array

@@ -25,8 +25,8 @@ its gradient, where composing it from elementwise ops and reductions takes about
 
 import operator
 
-from carray.cpu import _nn
 from carray.core._array import Array, DeviceMismatchError, ascontiguousarray
+from carray.cpu import _nn
 from carray.ops._join import pad as _pad
 
 __all__ = [

@@ -22,7 +22,6 @@ from array import array
 from importlib import resources
 
 import carray
-
 from autograd.tensor import Tensor
 
 __all__ = ["load_digits", "split_indices", "N_TRAIN", "N_TEST"]

@@ -19,16 +19,31 @@ import operator
 import warnings
 
 import carray
-
 from autograd import factories
 from autograd._defaults import scalar_type_name
-from autograd.ops import (Cat, Index, Mul, Pad, Relu, Where, log_softmax as _log_softmax,
-                          sigmoid as _sigmoid, softmax as _softmax, tanh as _tanh)
+from autograd.ops import Cat, Index, Mul, Pad, Relu, Where
+from autograd.ops import log_softmax as _log_softmax
+from autograd.ops import sigmoid as _sigmoid
+from autograd.ops import softmax as _softmax
+from autograd.ops import tanh as _tanh
 from autograd.ops._util import wrap
 from autograd.ops.inplace import inplace as _inplace
-from autograd.ops.nn import (Addmm, AvgPool2D, BatchNormTrain, Convolution, CrossEntropy,
-                             Embedding, Erf, LeakyRelu, MaxPool2DWithIndices, NllLoss,
-                             SoftmaxCrossEntropy, Softplus, Targets, leaky_relu_data)
+from autograd.ops.nn import (
+    Addmm,
+    AvgPool2D,
+    BatchNormTrain,
+    Convolution,
+    CrossEntropy,
+    Embedding,
+    Erf,
+    LeakyRelu,
+    MaxPool2DWithIndices,
+    NllLoss,
+    SoftmaxCrossEntropy,
+    Softplus,
+    Targets,
+    leaky_relu_data,
+)
 
 __all__ = [
     "avg_pool2d", "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
@@ -143,7 +158,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     for k in range(groups):
         xk = input[lead + (slice(k * cg, (k + 1) * cg),)]
         bk = bias[k * og:(k + 1) * og] if bias is not None else None
-        outs.append(Convolution.apply(xk, weight[k * og:(k + 1) * og], bk, stride, padding, dilation))
+        wk = weight[k * og:(k + 1) * og]
+        outs.append(Convolution.apply(xk, wk, bk, stride, padding, dilation))
     return Cat.apply(input.ndim - 3, *outs)
 
 

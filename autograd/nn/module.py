@@ -11,7 +11,6 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
 import carray
-
 from autograd.grad_mode import no_grad
 from autograd.nn.parameter import Parameter
 from autograd.tensor import Tensor

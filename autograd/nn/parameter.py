@@ -1,7 +1,6 @@
 """nn.Parameter: a leaf tensor that a Module registers as one of its parameters."""
 
 import carray
-
 from autograd.tensor import Tensor
 
 __all__ = ["Parameter"]

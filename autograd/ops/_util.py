@@ -2,7 +2,6 @@
 gradient-reduction helper, dim checks."""
 
 import carray
-
 from autograd.function import Function, reduce_to_shape
 from autograd.tensor import Tensor, norm_dim  # noqa: F401  (norm_dim: for the ops)
 

@@ -13,7 +13,6 @@ Python number (it gets no gradient).
 import math
 
 import carray
-
 from autograd._defaults import get_default_dtype
 from autograd.function import _NO_EDGE, Function, _edge, _refresh_view, _sequence
 from autograd.grad_mode import _state

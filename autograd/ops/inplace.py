@@ -11,7 +11,6 @@ this is how PyTorch rebases history after in-place ops on views.
 """
 
 import carray
-
 from autograd._defaults import scalar_type_name
 from autograd.function import _check_inplace_allowed, replay, view_path
 from autograd.grad_mode import _state

@@ -2,7 +2,6 @@
 with its gradient."""
 
 import carray
-
 from autograd.ops._util import Builtin, meta, reduce_grad, wrap
 
 __all__ = ["MatMul"]

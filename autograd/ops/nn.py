@@ -12,13 +12,12 @@ never a Module's.
 import math
 
 import carray
-from carray import nn as _cnn
-
 from autograd.grad_mode import _state
 from autograd.ops._util import Builtin, reduce_grad, wrap
 from autograd.ops.elementwise import Where
 from autograd.ops.shape import Index, IndexAdd
 from autograd.ops.torch_functions import sigmoid, softmax
+from carray import nn as _cnn
 
 __all__ = ["Addmm", "AvgPool2D", "AvgPool2dGrad", "BatchNormTrain", "Conv2dGradInput",
            "Conv2dGradWeight", "Convolution", "CrossEntropy", "Embedding", "Erf", "LeakyRelu",

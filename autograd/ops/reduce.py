@@ -4,7 +4,6 @@ log_softmax, with their gradients."""
 import collections
 
 import carray
-
 from autograd._defaults import scalar_type_name
 from autograd.grad_mode import _state
 from autograd.ops._util import Builtin, norm_dim, norm_dims, wrap

@@ -1,7 +1,6 @@
 """Scans: cumulative sums and products along a dim, with their gradients."""
 
 import carray
-
 from autograd.ops._util import Builtin, norm_dim, wrap
 from autograd.ops.elementwise import Where
 

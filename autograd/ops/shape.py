@@ -8,7 +8,6 @@ A view op's output shares its input's memory and version counter and remembers h
 import operator
 
 import carray
-
 from autograd.ops._util import Builtin, meta, norm_dim, reduce_grad, wrap
 from autograd.tensor import Tensor
 

@@ -9,10 +9,9 @@ positions they came from (IndexAdd, the adjoint of gather).
 import collections
 
 import carray
-from carray.ops._sort import sort_with_indices
-
 from autograd.ops._util import Builtin, along_dim_key, norm_dim, wrap
 from autograd.ops.shape import IndexAdd
+from carray.ops._sort import sort_with_indices
 
 __all__ = ["Sort", "SortResult", "TopkResult"]
 

@@ -9,20 +9,68 @@ Most of these are also Tensor methods (x.exp()): see ops/tensor_methods.py.
 import builtins
 
 import carray
-
 from autograd._defaults import get_default_dtype, scalar_type_name
-from autograd.ops._util import (along_dim_key, broadcasting, data_of, norm_dim, norm_dims,
-                                wrap)
-from autograd.ops.elementwise import (Abs, Add, Ceil, Clamp, Cos, Div, Exp, Expm1, Floor,
-                                      FloorDivide, Log, Log1p, Maximum, Minimum, Mul, Neg, Pow,
-                                      Relu, Remainder, Sigmoid, Sign, Sin, Sqrt, Sub, Tanh,
-                                      TruncDivide, Where, _CATEGORY, promote_pair)
+from autograd.ops._util import along_dim_key, broadcasting, data_of, norm_dim, norm_dims, wrap
+from autograd.ops.elementwise import (
+    _CATEGORY,
+    Abs,
+    Add,
+    Ceil,
+    Clamp,
+    Cos,
+    Div,
+    Exp,
+    Expm1,
+    Floor,
+    FloorDivide,
+    Log,
+    Log1p,
+    Maximum,
+    Minimum,
+    Mul,
+    Neg,
+    Pow,
+    Relu,
+    Remainder,
+    Sigmoid,
+    Sign,
+    Sin,
+    Sqrt,
+    Sub,
+    Tanh,
+    TruncDivide,
+    Where,
+    promote_pair,
+)
 from autograd.ops.linalg import MatMul
-from autograd.ops.reduce import (AmaxDims, LogSoftmax, LogSumExp, MaxAll, MaxDim, MaxValues,
-                                 Mean, MinValues, Prod, Softmax, StdSqrt, Sum, Var)
+from autograd.ops.reduce import (
+    AmaxDims,
+    LogSoftmax,
+    LogSumExp,
+    MaxAll,
+    MaxDim,
+    MaxValues,
+    Mean,
+    MinValues,
+    Prod,
+    Softmax,
+    StdSqrt,
+    Sum,
+    Var,
+)
 from autograd.ops.scan import Cumprod, Cumsum
-from autograd.ops.shape import (Cat, Clone, Flip, Index, Permute, Reshape, Squeeze, Stack,
-                                Transpose, Unsqueeze)
+from autograd.ops.shape import (
+    Cat,
+    Clone,
+    Flip,
+    Index,
+    Permute,
+    Reshape,
+    Squeeze,
+    Stack,
+    Transpose,
+    Unsqueeze,
+)
 from autograd.ops.sort import Sort, SortResult, TopkResult, sorted_along
 from autograd.tensor import Tensor
 

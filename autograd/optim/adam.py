@@ -12,7 +12,6 @@ For each parameter p with gradient g, at step t (1, 2, ...):
 import math
 
 import carray as ca
-
 from autograd.grad_mode import no_grad
 from autograd.optim.optimizer import Optimizer
 from autograd.tensor import Tensor

@@ -11,7 +11,6 @@ from collections import defaultdict
 from collections.abc import Mapping
 
 import carray
-
 from autograd.grad_mode import enable_grad
 from autograd.tensor import Tensor
 

@@ -8,11 +8,10 @@ For each parameter p with gradient g (PyTorch's update rule, in place on p.data)
 """
 
 import carray as ca
-from carray import nn as _cnn
-
 from autograd.grad_mode import no_grad
 from autograd.optim.optimizer import Optimizer
 from autograd.tensor import Tensor
+from carray import nn as _cnn
 
 __all__ = ["SGD"]
 

@@ -14,7 +14,6 @@ import math
 import numbers
 
 import carray
-
 from autograd.factories import randperm, tensor
 from autograd.ops import stack
 from autograd.tensor import Tensor

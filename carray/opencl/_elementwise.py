@@ -2,15 +2,15 @@
 loops of carray/cpu/_kernels.pxi), keyed by the op table's enum members, and the launcher of the
 kernels/elementwise.cl kernels."""
 
+from carray.opencl import _cache, _layout
+from carray.opencl._launch import enqueue, launch, set_buffers, set_bytes
+from carray.opencl._runtime import runtime
+from carray.opencl._types import BOOL, CL_TYPES, FLOAT32, FLOAT64, INT64
 from carray.ops._optable import BinaryOp as B
 from carray.ops._optable import CompareOp as C
 from carray.ops._optable import Kind
 from carray.ops._optable import PredicateOp as P
 from carray.ops._optable import UnaryOp as U
-from carray.opencl import _cache, _layout
-from carray.opencl._launch import enqueue, launch, set_buffers, set_bytes
-from carray.opencl._runtime import runtime
-from carray.opencl._types import BOOL, CL_TYPES, FLOAT32, FLOAT64, INT64
 
 CL = CL_TYPES
 CAST = "cast"       # a conversion between dtypes (copies): not an op-table row

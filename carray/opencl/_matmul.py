@@ -11,8 +11,8 @@ import os
 import struct
 
 from carray.opencl import _cache
-from carray.opencl._runtime import runtime
 from carray.opencl._launch import enqueue, set_buffers, set_bytes
+from carray.opencl._runtime import runtime
 from carray.opencl._types import BOOL, CL_TYPES, FLOAT32, FLOAT64, INT32
 
 CL = CL_TYPES

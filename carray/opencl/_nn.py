@@ -32,7 +32,7 @@ def _scatter_kernel(t):
 
 
 _bad = None            # the device flag kernels set for a bad index (the value says which kernel)
-_bad_pending = {}      # flag value -> the IndexError message it stands for, for calls not checked yet
+_bad_pending = {}      # flag value -> its IndexError message, for calls not checked yet
 BAD_POOL_INDEX, BAD_TARGET = 1, 2
 _bad_lock = threading.Lock()
 

@@ -1,12 +1,12 @@
 """Reductions on the device: sum/prod/max/min over any axes as work-group trees (two passes when
 few outputs reduce many elements), and argmax/argmin."""
 
-from carray.ops import _optable
-from carray.ops._optable import Identity, Kind, ReduceOp
 from carray.opencl import _cache, _layout
 from carray.opencl._launch import launch
 from carray.opencl._runtime import runtime
 from carray.opencl._types import BOOL, CL_TYPES, FLOAT32, FLOAT64, INT32, INT64
+from carray.ops import _optable
+from carray.ops._optable import Identity, Kind, ReduceOp
 
 CL = CL_TYPES
 R_SUM, R_PROD, R_MAX, R_MIN = ReduceOp.R_SUM, ReduceOp.R_PROD, ReduceOp.R_MAX, ReduceOp.R_MIN

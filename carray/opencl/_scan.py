@@ -1,9 +1,9 @@
 """Cumulative sums and products on the device (cumsum, cumprod): one work item per lane."""
 
-from carray.ops._optable import ScanOp
 from carray.opencl import _cache, _layout
 from carray.opencl._launch import launch
 from carray.opencl._types import BOOL, CL_TYPES, FLOAT64, INT32, INT64
+from carray.ops._optable import ScanOp
 
 CL = CL_TYPES
 SCAN_SUM, SCAN_PROD = ScanOp.S_SUM, ScanOp.S_PROD

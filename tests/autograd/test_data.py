@@ -9,8 +9,16 @@ import pytest
 
 import autograd
 from autograd.datasets import digits, load_digits
-from autograd.utils.data import (BatchSampler, DataLoader, Dataset, RandomSampler,
-                                 SequentialSampler, Subset, TensorDataset, default_collate)
+from autograd.utils.data import (
+    BatchSampler,
+    DataLoader,
+    Dataset,
+    RandomSampler,
+    SequentialSampler,
+    Subset,
+    TensorDataset,
+    default_collate,
+)
 
 HISTOGRAM = [178, 182, 177, 183, 181, 182, 181, 179, 174, 180]
 

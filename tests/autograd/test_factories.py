@@ -211,7 +211,8 @@ def _raises_like(ours, theirs):
     lambda m: m.rand(2, dtype=m.int64), lambda m: m.randn(2, dtype=m.bool),
     lambda m: m.rand_like(m.ones(2, dtype=m.int32)), lambda m: m.randperm(5.0),
     lambda m: m.randint(0, 10, 3), lambda m: m.randint(2.5, (3,)),
-    lambda m: m.randint(0, 2**40, (3,), dtype=m.int32), lambda m: m.randint(0, 3, (2,), dtype=m.bool),
+    lambda m: m.randint(0, 2**40, (3,), dtype=m.int32),
+    lambda m: m.randint(0, 3, (2,), dtype=m.bool),
     lambda m: m.randint_like(m.ones(2), 5, 5), lambda m: m.Generator().manual_seed(1.5),
     lambda m: m.Generator().manual_seed(True), lambda m: m.Generator().manual_seed(2**64),
     lambda m: m.manual_seed("a"),
@@ -233,7 +234,8 @@ def test_random_argument_forms():
     src = autograd.ones(2, 3, dtype=I32)
     for t in (autograd.randint_like(src, 10), autograd.randint_like(src, high=10),
               autograd.randint_like(src, 3, 10)):
-        assert t.shape == (2, 3) and t.dtype == I32 and all(0 <= v < 10 for v in t.flatten().tolist())
+        assert t.shape == (2, 3) and t.dtype == I32
+        assert all(0 <= v < 10 for v in t.flatten().tolist())
     t = autograd.randint_like(autograd.ones(4), 5, 7, requires_grad=True)
     assert t.dtype == F32 and t.requires_grad and set(t.tolist()) <= {5.0, 6.0}
 

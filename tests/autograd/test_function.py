@@ -9,6 +9,7 @@ import pytest
 
 import autograd
 from autograd import Function
+
 from _check import check_op
 
 

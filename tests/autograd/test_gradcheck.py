@@ -7,6 +7,7 @@ import pytest
 
 import autograd
 from autograd import Function
+
 from _check import make_input
 
 F64 = autograd.float64

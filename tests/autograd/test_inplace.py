@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import autograd
+
 from _check import check_op
 
 F64 = autograd.float64

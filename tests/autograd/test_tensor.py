@@ -8,8 +8,8 @@ import pickle
 import numpy as np
 import pytest
 
-import carray
 import autograd
+import carray
 
 
 def test_attributes_of_a_leaf():

@@ -347,7 +347,7 @@ def test_printoptions_match_torch(options):
     torch = pytest.importorskip("torch")
     torch.set_printoptions(**options)
     autograd.set_printoptions(**options)
-    for name, values, shape, dtype in CASES[::3] + CASES[-20:]:
+    for _name, values, shape, dtype in CASES[::3] + CASES[-20:]:
         _same(*_pair(values, shape, dtype))
 
 

@@ -17,7 +17,8 @@ import functools
 
 import numpy as np
 import pytest
-from hypothesis import settings as _settings, strategies as st
+from hypothesis import settings as _settings
+from hypothesis import strategies as st
 
 import carray as ca
 
@@ -148,7 +149,8 @@ def to_numpy(a):
 
 
 def same_bits(x, y):
-    """x and y (NumPy arrays of one dtype and shape) are equal bit for bit (nan == nan, -0.0 != 0)."""
+    """x and y (NumPy arrays of one dtype and shape) are equal bit for bit (nan == nan,
+    -0.0 != 0)."""
     return x.dtype == y.dtype and x.shape == y.shape and \
         np.ascontiguousarray(x).tobytes() == np.ascontiguousarray(y).tobytes()
 
@@ -167,7 +169,8 @@ def assert_same(a, n, strides=True, values=True):
     assert a.dtype.name == n.dtype.name, f"dtype {a.dtype.name} != NumPy's {n.dtype.name}"
     assert a.itemsize == n.itemsize and a.nbytes == n.nbytes
     if strides and n.size > 0:
-        assert a.strides == n.strides, f"strides {a.strides} != NumPy's {n.strides} (shape {n.shape})"
+        assert a.strides == n.strides, \
+            f"strides {a.strides} != NumPy's {n.strides} (shape {n.shape})"
     if values:
         m = to_numpy(a)
         assert same_bits(m, n), f"values differ:\ncarray {m!r}\nnumpy  {n!r}"
@@ -366,7 +369,8 @@ def draw_view_op(draw, shape):
             return "squeeze()", lambda xp, x: x.squeeze()
         return "xp.squeeze(x)", lambda xp, x: xp.squeeze(x)
     if kind == "broadcast_to":
-        lead = [draw(st.integers(0, 3)) for _ in range(draw(st.integers(0, min(2, MAX_CHAIN_NDIM - nd))))]
+        nlead = draw(st.integers(0, min(2, MAX_CHAIN_NDIM - nd)))
+        lead = [draw(st.integers(0, 3)) for _ in range(nlead)]
         target = tuple(lead) + tuple(draw(st.integers(0, 3)) if s == 1 else s for s in shape)
         if _prod(target) > MAX_CHAIN_SIZE:
             target = tuple(shape)
@@ -376,7 +380,8 @@ def draw_view_op(draw, shape):
 
 
 def basic_getitem(x, key):
-    """x[key]; for NumPy, a 0-d view where NumPy would return a scalar (carray returns 0-d views)."""
+    """x[key]; for NumPy, a 0-d view where NumPy would return a scalar (carray returns 0-d
+    views)."""
     r = x[key]
     if isinstance(r, np.generic):
         r = x[(key if isinstance(key, tuple) else (key,)) + (Ellipsis,)]

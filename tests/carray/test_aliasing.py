@@ -7,12 +7,23 @@ import weakref
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import carray as ca
 
-from conftest import (DTYPES, assert_same, draw_view_op, make_pair, owner_of, pairs,
-                      random_values, same_bits, seeds, to_numpy)
+from conftest import (
+    DTYPES,
+    assert_same,
+    draw_view_op,
+    make_pair,
+    owner_of,
+    pairs,
+    random_values,
+    same_bits,
+    seeds,
+    to_numpy,
+)
 
 
 def _churn(n=50):
@@ -220,7 +231,8 @@ def test_exports_of_random_views(pair, data):
     exports = [np.asarray(v), np.from_dlpack(v), np.asarray(ca.from_dlpack(v)),
                np.asarray(ca.asarray(np.asarray(v)))]
     mv = memoryview(v)
-    assert mv.shape == nv.shape and mv.strides == v.strides and mv.readonly == (not nv.flags.writeable)
+    assert mv.shape == nv.shape and mv.strides == v.strides
+    assert mv.readonly == (not nv.flags.writeable)
     assert mv.format in ("?", "i", "l", "q", "f", "d") and mv.itemsize == n.itemsize
     exports.append(np.asarray(mv))
     for e in exports:

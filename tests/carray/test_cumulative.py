@@ -8,13 +8,14 @@ out= (cast into it), long lanes, and NumPy's errors.
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import carray as ca
 
-from conftest import (DTYPES, assert_raises_like, assert_same as _assert_same, gpu_examples, on,
-                      random_values, to_numpy)
 from _opcases import operand, small_shapes
+from conftest import DTYPES, assert_raises_like, gpu_examples, on, random_values, to_numpy
+from conftest import assert_same as _assert_same
 
 
 def assert_same(a, n):

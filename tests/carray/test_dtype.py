@@ -11,7 +11,8 @@ import pickle
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import carray as ca
 
@@ -57,8 +58,9 @@ def test_equality(name):
 
 def test_python_types():
     # Python float means carray's default float (NumPy: float64); int -> int64; bool -> bool
-    assert ca.dtype(float) is ca.float32 and ca.float32 == float and ca.float64 != float
-    assert ca.dtype(int) is ca.int64 == np.dtype(int) and ca.int32 != int
+    # (== with a Python type is what is tested here)
+    assert ca.dtype(float) is ca.float32 and ca.float32 == float and ca.float64 != float  # noqa: E721
+    assert ca.dtype(int) is ca.int64 == np.dtype(int) and ca.int32 != int  # noqa: E721
     assert ca.dtype(bool) is ca.bool_ and ca.bool_ == np.dtype(bool)
     assert ca.zeros(2, dtype=float).dtype == "float32"
     assert ca.zeros(2, dtype=int).dtype == np.zeros(2, dtype=int).dtype

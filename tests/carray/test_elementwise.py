@@ -19,16 +19,29 @@ import textwrap
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import carray as ca
 
+from _opcases import (
+    ARITH,
+    COMPARISONS,
+    FLOAT_INPUT_UNARY,
+    FLOAT_UNARY,
+    PREDICATES,
+    TRANSCENDENTAL,
+    broadcast_shapes_n,
+    broadcast_shapes_pair,
+    carray_binary_dtype,
+    carray_compute_dtype,
+    carray_unary_dtype,
+    check_values,
+    differs_from_numpy,
+    operand,
+    small_shapes,
+)
 from conftest import DTYPES, assert_raises_like, gpu_examples, on, random_values, to_numpy
-from _opcases import (ARITH, COMPARISONS, FLOAT_INPUT_UNARY, FLOAT_UNARY, PREDICATES,
-                      TRANSCENDENTAL, broadcast_shapes_n,
-                      broadcast_shapes_pair,
-                      carray_binary_dtype, carray_compute_dtype, carray_unary_dtype,
-                      check_values, differs_from_numpy, operand, small_shapes)
 
 SET = settings(max_examples=30, deadline=None)
 FEW = settings(max_examples=15, deadline=None)

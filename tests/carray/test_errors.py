@@ -12,7 +12,6 @@ import operator
 import os
 import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
@@ -739,7 +738,7 @@ def test_garbage_never_crashes(tmp_path, seed):
 HUGE = 2**62
 OVERFLOWING_SHAPES = {
     "broadcast_to": lambda x: ca.broadcast_to(x, (HUGE, HUGE)),
-    "broadcast_to_bytes": lambda x: ca.broadcast_to(x, (2**31, 2**31, 4)),      # size fits, bytes not
+    "broadcast_to_bytes": lambda x: ca.broadcast_to(x, (2**31, 2**31, 4)),  # size fits, bytes not
     "expand": lambda x: x.reshape(1, 1, 1).expand(2**31, 2**31, 4),
     "expand_wraps_to_0": lambda x: x.expand(2**32, 2**32),
     "broadcast_arrays": lambda x: ca.broadcast_arrays(ca.broadcast_to(x, (2**40, 1)),

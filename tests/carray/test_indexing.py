@@ -4,13 +4,28 @@ with basic and advanced keys, broadcast values of any dtype and overlapping self
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import carray as ca
 
-from conftest import (DTYPES, assert_raises_like, assert_same, basic_getitem, gpu_examples,
-                      make_pair, on, pairs, random_basic_key, random_slice, random_values,
-                      same_bits, seeds, shapes, to_numpy)
+from conftest import (
+    DTYPES,
+    assert_raises_like,
+    assert_same,
+    basic_getitem,
+    gpu_examples,
+    make_pair,
+    on,
+    pairs,
+    random_basic_key,
+    random_slice,
+    random_values,
+    same_bits,
+    seeds,
+    shapes,
+    to_numpy,
+)
 
 IDX = settings(max_examples=200, deadline=None)
 
@@ -486,7 +501,8 @@ def test_setitem_casts_like_numpy(dtype, value, device):
     float -> int truncates, x -> bool is x != 0)."""
     a, n = make_pair(dtype, (2, 3), seed=17, device=device)
     if dtype == "int32" and isinstance(value, float) and value == 1e10:
-        assert_raises_like(lambda: a.__setitem__((0, 1), value), lambda: n.__setitem__((0, 1), value))
+        assert_raises_like(lambda: a.__setitem__((0, 1), value),
+                           lambda: n.__setitem__((0, 1), value))
         return
     for key in [(0,), (slice(None), 1), (Ellipsis, [0, 2, 1]), (1, [True, False, True])]:
         v = value

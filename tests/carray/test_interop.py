@@ -11,11 +11,11 @@ import os
 import pickle
 import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import carray as ca
 

@@ -8,12 +8,23 @@ are; pad keeps F order), and splits and flips are checked to be views of their i
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import carray as ca
 
-from conftest import (DTYPES, assert_same, dtypes, gpu_examples, on, owner_of, random_values,
-                      seeds, shapes, to_numpy)
+from conftest import (
+    DTYPES,
+    assert_same,
+    dtypes,
+    gpu_examples,
+    on,
+    owner_of,
+    random_values,
+    seeds,
+    shapes,
+    to_numpy,
+)
 
 SET = settings(max_examples=80, deadline=None)
 FEW = settings(max_examples=40, deadline=None)

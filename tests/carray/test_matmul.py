@@ -7,7 +7,8 @@ micro-kernel variant the CPU can run (AVX-512, AVX2, baseline) is exercised.
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import carray as ca
 from carray.cpu import _gemm

@@ -12,7 +12,8 @@ NumPy here, on random shapes, strides, paddings and dilations.
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import carray as ca
 from carray import nn

@@ -123,7 +123,7 @@ def test_nn_row_has_a_cpu_kernel(op):
     assert callable(getattr(cpu_nn, name, None)), f"{op.name}: carray.cpu._nn has no {name}"
 
 
-# -- the OpenCL backend (its code is Python: checked without a device) ------------------------------
+# -- the OpenCL backend (its code is Python: checked without a device) ---------------------------
 
 @pytest.mark.parametrize("op", [op for op in ROWS if op.kind in ELEMENTWISE_KINDS + (Kind.WHERE,)],
                          ids=row_id)

@@ -241,7 +241,8 @@ def test_matmul_fast_path(tile, monkeypatch):
 # -- indexing and joins ----------------------------------------------------------------------
 
 KEYS = [(np.array([0, 2, 1]),), (slice(None), np.array([[1, 0], [3, 3]])),
-        (np.array([1, 2]), slice(None, None, -2), np.array([0, 4])), (1, slice(None), np.array([4, -1])),
+        (np.array([1, 2]), slice(None, None, -2), np.array([0, 4])),
+        (1, slice(None), np.array([4, -1])),
         (Ellipsis, np.array([True, False, True, True, False]))]
 
 

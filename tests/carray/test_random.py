@@ -496,7 +496,8 @@ def test_permutation_of_arrays():
     assert np.array_equal(np.asarray(cr.Generator(1).permutation(v)),
                           x.T[np.asarray(cr.Generator(1).permutation(4))])
     assert sorted(np.asarray(cr.Generator(2).permutation([5, 6, 7])).tolist()) == [5, 6, 7]
-    assert sorted(np.asarray(cr.Generator(2).permutation(np.arange(10))).tolist()) == list(range(10))
+    perm = np.asarray(cr.Generator(2).permutation(np.arange(10)))
+    assert sorted(perm.tolist()) == list(range(10))
     assert np.asarray(cr.Generator(2).permutation(np.int64(3))).shape == (3,)
     assert np.asarray(cr.Generator(2).permutation(np.zeros((0, 3)))).shape == (0, 3)
 
@@ -557,7 +558,8 @@ def test_dtypes():
 def test_device_argument():
     g = cr.Generator(0)
     assert g.random(3, device="cpu").device == "cpu"
-    for f in (lambda: g.normal(size=3, device="tpu"), lambda: g.integers(3, size=3, device="gpu:1")):
+    for f in (lambda: g.normal(size=3, device="tpu"),
+              lambda: g.integers(3, size=3, device="gpu:1")):
         with pytest.raises(ValueError):
             f()
 
@@ -634,7 +636,7 @@ def test_errors_like_numpy():
         ("permutation-0d", lambda m, dt: m.permutation(np.array(5))),
         ("permutation-float", lambda m, dt: m.permutation(5.0)),
     ]
-    for name, f in cases:
+    for _name, f in cases:
         assert_raises_like(lambda: f(g, ca.dtype), lambda: f(ng, np.dtype))
 
 

@@ -10,12 +10,13 @@ accurate than NumPy's, parallel (2 and 3 threads) against serial results, axis e
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import carray as ca
 
-from conftest import DTYPES, gpu_examples, on, random_values, to_numpy
 from _opcases import REDUCTIONS, check_values, operand, small_shapes
+from conftest import DTYPES, gpu_examples, on, random_values, to_numpy
 
 SET = settings(max_examples=50, deadline=None)
 NAMES = REDUCTIONS

@@ -7,13 +7,25 @@ host and through `base` on a device."""
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import carray as ca
 
-from conftest import (DTYPES, assert_flags_like, assert_raises_like, assert_same,
-                      draw_reshape_target, draw_view_op, gpu_examples, make_pair, owner_of, pairs,
-                      same_bits, to_numpy)
+from conftest import (
+    DTYPES,
+    assert_flags_like,
+    assert_raises_like,
+    assert_same,
+    draw_reshape_target,
+    draw_view_op,
+    gpu_examples,
+    make_pair,
+    owner_of,
+    pairs,
+    same_bits,
+    to_numpy,
+)
 
 CHAIN = settings(max_examples=150, deadline=None)
 
@@ -61,7 +73,8 @@ def _check_step(a, n, ra, rn, owner, desc, steps):
         c_view = ra.base is owner
         if rn.size > 0:
             n_view = np.shares_memory(rn, n)
-            assert c_view == n_view, f"reshape copied={not c_view}, NumPy's copied={not n_view}: {steps}"
+            assert c_view == n_view, \
+                f"reshape copied={not c_view}, NumPy's copied={not n_view}: {steps}"
             assert ra.device != "cpu" or _shares(ra, a) == n_view
         if not c_view:
             assert ra.flags.writeable and ra.flags.c_contiguous
@@ -392,7 +405,8 @@ def test_expand_dims_squeeze_strides_like_numpy():
 def test_flags_of_owner_and_views():
     a, n = make_pair("int32", (3, 4), seed=9)
     assert_flags_like(a, n)
-    for key in [(slice(None), 0), (0,), (slice(None, None, -1),), (None, 1), (slice(1, 2), slice(None))]:
+    for key in [(slice(None), 0), (0,), (slice(None, None, -1),), (None, 1),
+                (slice(1, 2), slice(None))]:
         assert_flags_like(a[key], n[key])
         assert_flags_like(a.T[key], n.T[key])
     assert a.flags["ALIGNED"] and a.flags.aligned

@@ -10,6 +10,7 @@ import pytest
 
 import autograd
 from autograd.nn import functional as F
+
 from _check import check_op, make_input
 
 RNG = np.random.default_rng(1234)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import autograd
+
 from _check import check_op, make_input
 
 
@@ -350,7 +351,7 @@ def test_broadcast_mismatch_is_runtime_error():
     with pytest.raises(RuntimeError, match="must match"):
         autograd.ones(2, requires_grad=True) * autograd.ones(3)
     with pytest.raises(RuntimeError, match="must match"):
-        autograd.ones(2) == autograd.ones(3)
+        autograd.ones(2) == autograd.ones(3)  # noqa: B015  (raises)
     assert (autograd.ones(2) == None) is False  # noqa: E711
 
 

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import autograd
+
 from _check import check_op, make_input
 
 SHAPE = (3, 4, 2)
