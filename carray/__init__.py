@@ -4,6 +4,8 @@ NumPy's array model and names; dtypes bool, int32, int64, float32 (the default f
 `import carray` never imports NumPy.
 """
 
+import types
+
 from carray import (
     nn,  # carray.nn: conv2d, max_pool2d, avg_pool2d and gradients
     random,  # carray.random: Generator, default_rng
@@ -95,7 +97,7 @@ ndarray = Array
 __version__ = "0.1.0"
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> types.ModuleType:
     # carray.opencl: the OpenCL backend, whose repr and attributes (name, queue, context, fp64)
     # are the device's; made on first access, raising ImportError without pyopencl and
     # RuntimeError without a device.

@@ -2,7 +2,16 @@
 # conversions, and the module-level view functions (NumPy names).
 from collections.abc import Iterator, Sequence
 from types import EllipsisType
-from typing import Any, ClassVar, Literal, Protocol, SupportsFloat, SupportsIndex, overload
+from typing import (
+    Any,
+    ClassVar,
+    Literal,
+    NoReturn,
+    Protocol,
+    SupportsFloat,
+    SupportsIndex,
+    overload,
+)
 
 from typing_extensions import Buffer, Self, TypeAlias
 
@@ -132,6 +141,7 @@ class Array:
     def __contains__(self, value: object) -> bool: ...
     def __getitem__(self, key: _Index | tuple[_Index, ...], /) -> Array: ...
     def __setitem__(self, key: _Index | tuple[_Index, ...], value: _ArrayLike, /) -> None: ...
+    def __delitem__(self, key: object, /) -> NoReturn: ...
     # the element as bool, int or float
     def item(self, *args: SupportsIndex | Sequence[SupportsIndex]) -> Any: ...
     # nested lists of bool/int/float (a scalar for 0-d arrays)

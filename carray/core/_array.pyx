@@ -713,6 +713,10 @@ cdef class Array:
     def __setitem__(self, key, value):
         _setitem(self, key, value)
 
+    def __delitem__(self, key):
+        """Arrays have a fixed size: ValueError, as NumPy."""
+        raise ValueError("cannot delete array elements")
+
     def item(self, *args):
         """The element as a Python scalar: the only one, or the one at a flat or n-d index."""
         if len(args) == 0:

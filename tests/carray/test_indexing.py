@@ -594,3 +594,12 @@ def test_setitem_repeated_indices_last_wins(device):
     a = on(np.zeros((1, 1, 1), bool), device)
     a[[0, 0]] = on(np.array([[[False]], [[True]]]), device)
     assert a.to("cpu").tolist() == [[[True]]]
+
+
+def test_deleting_elements_raises_as_numpy():
+    a, n = ca.arange(4), np.arange(4)
+    for key in (0, slice(None), (Ellipsis,)):
+        assert_raises_like(lambda: a.__delitem__(key), lambda: n.__delitem__(key))
+    with pytest.raises(ValueError, match="cannot delete array elements"):
+        del a[0]
+    assert a.tolist() == [0, 1, 2, 3]

@@ -61,6 +61,7 @@ ARRAY_DUNDERS = (
     "__neg__", "__pos__", "__abs__", "__invert__",
     # containers, conversions, copies
     "__len__", "__iter__", "__contains__", "__getitem__", "__setitem__",
+    "__delitem__",
     "__bool__", "__int__", "__float__", "__index__", "__complex__", "__format__",
     "__copy__", "__deepcopy__", "__array__", "__array_ufunc__", "__hash__",
     # export: DLPack and pickling
@@ -69,7 +70,8 @@ ARRAY_DUNDERS = (
 # dunders Array's own __dict__ has that the stub need not declare: Cython's and object's
 ARRAY_DUNDERS_IGNORED = {
     "__doc__", "__init__", "__new__", "__pyx_vtable__", "__repr__", "__str__",
-    "__delitem__",      # Cython's mapping slot: `del a[i]` raises NotImplementedError
+    # Python 3.12 and newer expose the buffer protocol as methods (PEP 688)
+    "__buffer__", "__release_buffer__",
 }
 
 
