@@ -5,7 +5,7 @@
     y = (x * x).sum()
     y.backward()          # x.grad == 2 * x
 
-Tensors wrap carray Arrays (`t.data`); every op is an autograd.Function recorded in a graph
+Tensors wrap carray Arrays (`t.array`); every op is an autograd.Function recorded in a graph
 that autograd/engine.py walks backwards. `import autograd` never imports NumPy.
 """
 

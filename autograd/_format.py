@@ -202,7 +202,7 @@ def format_tensor(t):
     requires_grad=True])."""
     prefix = "tensor("
     indent = len(prefix)
-    arr = t.data
+    arr = t.array
     suffixes = []
     if arr.device != "cpu":
         suffixes.append(f"device='{arr.device}'")

@@ -218,16 +218,16 @@ def _accumulate(leaf, g, create_graph):
     elif create_graph or _state.enabled:
         leaf.grad = old + g
     else:
-        carray.add(old.data, g.data, out=old.data)
+        carray.add(old.array, g.array, out=old.array)
         old._vc[0] += 1
 
 
 def _owned(g):
     """True when no one but the engine holds g and its memory is its own and contiguous, so the
     leaf can keep it as its .grad (sys.getrefcount counts the caller's references too)."""
-    d = g.data
+    d = g.array
     # g: the buffer list, _accumulate's and our parameter, getrefcount's argument;
-    # d: g.data, our variable, getrefcount's argument; a view's base: d and the argument (then
+    # d: g.array, our variable, getrefcount's argument; a view's base: d and the argument (then
     # no other array can see the memory)
     return (sys.getrefcount(g) <= 4 and sys.getrefcount(d) <= 3
             and (d.base is None or sys.getrefcount(d.base) <= 2) and d.flags.c_contiguous)
@@ -255,9 +255,9 @@ def _make_grads(outputs, grads, create_graph):
         if not isinstance(t, Tensor):
             raise TypeError(f"backward: expected Tensors as outputs, got {type(t).__name__}")
         if g is None:
-            if t.requires_grad and t.data.size != 1:
+            if t.requires_grad and t.array.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if t.requires_grad and t.data.dtype.kind != "f":
+            if t.requires_grad and t.array.dtype.kind != "f":
                 raise RuntimeError("grad can be implicitly created only for real scalar outputs "
                                    f"but got {t.dtype}")
             g = Tensor._wrap(carray.ones(t.shape, dtype=t.dtype, device=t.device))

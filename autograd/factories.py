@@ -60,7 +60,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False):
     if dtype is None and arr.dtype == carray.float32 and get_default_dtype() != carray.float32 \
             and not hasattr(src, "dtype"):
         arr = arr.astype(get_default_dtype())
-    if arr is src or isinstance(src, Tensor) and arr is src.data or _shares(arr, src) \
+    if arr is src or isinstance(src, Tensor) and arr is src.array or _shares(arr, src) \
             or not isinstance(src, (list, tuple, int, float, bool, carray.Array, Tensor)):
         # (NumPy arrays and other buffers are read without a copy by asarray)
         arr = arr.copy()
@@ -124,7 +124,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
 
 
 def _like(input, dtype):
-    return _dtype(dtype) or input.data.dtype
+    return _dtype(dtype) or input.array.dtype
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False):

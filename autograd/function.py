@@ -48,10 +48,10 @@ class _SavedOutput:
     """An output of a node saved by that node: kept as its data and version counter (not the
     Tensor, which points back at the node) and rebuilt when saved_tensors is read."""
 
-    __slots__ = ("data", "vc", "output_nr")
+    __slots__ = ("array", "vc", "output_nr")
 
     def __init__(self, tensor):
-        self.data = tensor.data
+        self.array = tensor.array
         self.vc = tensor._vc
         self.output_nr = tensor._output_nr
 
@@ -115,7 +115,7 @@ class Function:
                 out.append(None)
                 continue
             if item.__class__ is _SavedOutput:
-                tensor = Tensor._from_node(item.data, item.vc, self, item.output_nr)
+                tensor = Tensor._from_node(item.array, item.vc, self, item.output_nr)
                 vc = item.vc
             else:
                 tensor = item
@@ -263,16 +263,16 @@ def _link(ctx, args, result):
     ctx._seq = next(_sequence)
     if result.__class__ is Tensor and not ctx._dirty and not ctx._non_differentiable:
         # the common case: one new output
-        if result.data.dtype.kind == "f":
+        if result.array.dtype.kind == "f":
             result._rg = True
             result.grad_fn = ctx
             result._output_nr = 0
         if not ctx._trusted:
-            ctx._out_meta = ((result.data.shape, result.data.dtype, result.data.device),)
+            ctx._out_meta = ((result.array.shape, result.array.dtype, result.array.device),)
     else:
         _link_outputs(ctx, result)
     if not ctx._trusted:
-        ctx._in_shapes = tuple(a.data.shape if isinstance(a, Tensor) else None for a in args)
+        ctx._in_shapes = tuple(a.array.shape if isinstance(a, Tensor) else None for a in args)
     to_save = ctx._to_save
     if to_save:
         saved = []
@@ -300,10 +300,10 @@ def _link_outputs(ctx, result):
         if not isinstance(out, Tensor):
             meta.append(None)
             continue
-        meta.append((out.data.shape, out.data.dtype, out.data.device))
+        meta.append((out.array.shape, out.array.dtype, out.array.device))
         if any(out is t for t in non_diff):
             continue
-        if out.data.dtype.kind != "f":
+        if out.array.dtype.kind != "f":
             continue
         if any(out is t for t in dirty):
             _check_inplace_allowed(out)
@@ -401,7 +401,7 @@ def once_differentiable(fn):
 
 
 def _modified_error(tensor, node, expected, actual):
-    kind = scalar_type_name(tensor.data.dtype) + "Tensor"
+    kind = scalar_type_name(tensor.array.dtype) + "Tensor"
     where = ""
     if tensor.grad_fn is not None:
         where = f", which is output {tensor._output_nr} of {tensor.grad_fn.name()},"
@@ -441,7 +441,7 @@ def reduce_to_shape(g, shape):
     """g summed over the dims it has beyond `shape` and over those where shape has 1 (ValueError
     when g's shape does not broadcast from shape): the one place gradients are unbroadcast (a
     custom backward's gradients here, the built-in ops' through ops/_util.reduce_grad)."""
-    gshape = g.data.shape
+    gshape = g.array.shape
     if gshape == shape:
         return g
     lead = len(gshape) - len(shape)

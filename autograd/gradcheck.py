@@ -75,7 +75,7 @@ def _check_jacobians(fn, inputs, diff, out, k, eps, atol, rtol, nondet_tol):
     _check_reentrant(analytical, _analytical_jacobian(out, inputs, diff), k, nondet_tol)
     for i in diff:
         x = inputs[i]
-        flat = x.data.reshape(-1) if x.data.flags.c_contiguous else None
+        flat = x.array.reshape(-1) if x.array.flags.c_contiguous else None
         for e in range(x.numel()):
             col = _numerical_column(fn, inputs, x, flat, e, k, eps)
             for j in range(n_out):
@@ -100,7 +100,7 @@ def _analytical_jacobian(out, inputs, diff):
                       allow_unused=True)
         for i, g in zip(diff, grads):
             if g is not None:
-                for e, v in enumerate(g.data.reshape(-1).tolist()):
+                for e, v in enumerate(g.array.reshape(-1).tolist()):
                     analytical[i][e][j] = v
     return analytical
 
@@ -124,7 +124,7 @@ def _check_zero_grad_output(out, k, inputs, diff):
     zero = Tensor._wrap(carray.zeros(out.shape, dtype=out.dtype, device=out.device))
     grads = _grad(out, [inputs[i] for i in diff], zero, retain_graph=True, allow_unused=True)
     for i, g in zip(diff, grads):
-        if g is not None and g.data.size and bool(carray.any(carray.not_equal(g.data, 0))):
+        if g is not None and g.array.size and bool(carray.any(carray.not_equal(g.array, 0))):
             raise GradcheckError(f"Expected backward function to handle undefined output grads: "
                                  f"a zero gradient of output {k} gave a nonzero gradient for "
                                  f"input {i}.")
@@ -140,22 +140,22 @@ def _check_projection(fn, inputs, diff, out, k, eps, atol, rtol, nondet_tol):
     results = []
     for _ in range(2):  # twice, for nondet_tol
         grads = _grad(out, [inputs[i] for i in diff], seed, retain_graph=True, allow_unused=True)
-        results.append(sum(_dot(g.data.reshape(-1).tolist(), u[i])
+        results.append(sum(_dot(g.array.reshape(-1).tolist(), u[i])
                                     for i, g in zip(diff, grads) if g is not None))
     analytical, again = results
     if not abs(analytical - again) <= nondet_tol:
         raise GradcheckError(f"Backward is not reentrant (output {k}: v^T J u was {analytical} "
                              f"and {again}). The tolerance for nondeterminism was {nondet_tol}.")
-    saved = {i: inputs[i].data.copy() for i in diff}
+    saved = {i: inputs[i].array.copy() for i in diff}
     with no_grad():
         try:
             _shift(inputs, diff, u, eps)
-            plus = _outputs(fn, inputs)[k].data.reshape(-1).tolist()
+            plus = _outputs(fn, inputs)[k].array.reshape(-1).tolist()
             _shift(inputs, diff, u, -2 * eps)
-            minus = _outputs(fn, inputs)[k].data.reshape(-1).tolist()
+            minus = _outputs(fn, inputs)[k].array.reshape(-1).tolist()
         finally:
             for i in diff:
-                inputs[i].data[...] = saved[i]
+                inputs[i].array[...] = saved[i]
     numerical = _dot([(p - m) / (2 * eps) for p, m in zip(plus, minus)], v)
     if not abs(analytical - numerical) <= atol + rtol * abs(numerical):
         raise GradcheckError(f"Jacobian mismatch for output {k} (fast mode: v^T J u for random u "
@@ -167,7 +167,7 @@ def _check_projection(fn, inputs, diff, out, k, eps, atol, rtol, nondet_tol):
 def _shift(inputs, diff, u, step):
     """x_i += step * u_i in place, for every checked input."""
     for i in diff:
-        x = inputs[i].data
+        x = inputs[i].array
         du = carray.asarray(u[i], dtype=x.dtype, device=x.device).reshape(x.shape)
         x[...] = carray.add(x, carray.multiply(du, step))
 
@@ -180,12 +180,12 @@ def _numerical_column(fn, inputs, x, flat, e, k, eps):
     """d output_k / d x[e] by central differences, as a list over output elements."""
     idx = _unravel(e, x.shape)
     with no_grad():
-        orig = x.data[idx].item() if x.ndim else x.data.item()
-        x.data[idx] = orig + eps
-        plus = _outputs(fn, inputs)[k].data.reshape(-1).tolist()
-        x.data[idx] = orig - eps
-        minus = _outputs(fn, inputs)[k].data.reshape(-1).tolist()
-        x.data[idx] = orig
+        orig = x.array[idx].item() if x.ndim else x.array.item()
+        x.array[idx] = orig + eps
+        plus = _outputs(fn, inputs)[k].array.reshape(-1).tolist()
+        x.array[idx] = orig - eps
+        minus = _outputs(fn, inputs)[k].array.reshape(-1).tolist()
+        x.array[idx] = orig
     return [(p - m) / (2 * eps) for p, m in zip(plus, minus)]
 
 

@@ -115,7 +115,7 @@ def _prepare(obj, metadata):
 def _as_cpu_array(name, value):
     """value's data as a C-contiguous CPU carray.Array (TypeError for other values)."""
     if isinstance(value, Tensor):
-        arr = value.detach().data
+        arr = value.detach().array
     elif isinstance(value, carray.Array):
         arr = value
     else:

@@ -1,4 +1,4 @@
-"""autograd.Tensor: a carray.Array (`.data`) plus what autograd needs to differentiate it.
+"""autograd.Tensor: a carray.Array (`.array`) plus what autograd needs to differentiate it.
 
 This file holds the Tensor's own state and protocols (graph attributes, conversion, repr,
 backward). It is the lowest layer of autograd but for grad_mode.py, _defaults.py and _format.py:
@@ -49,10 +49,10 @@ class Tensor:
         """Tensor(data): a tensor holding a copy of `data` (nested sequences, a carray.Array, a
         NumPy array or a Tensor); float32 by default when data are floats (see autograd.tensor)."""
         arr = _to_array(data if data is not None else [], dtype, device)
-        if arr is data or (isinstance(data, Tensor) and arr is data.data) or not isinstance(
+        if arr is data or (isinstance(data, Tensor) and arr is data.array) or not isinstance(
                 data, (list, tuple, int, float, bool, carray.Array, Tensor, type(None))):
             arr = arr.copy()  # (asarray reads NumPy arrays and buffers without copying)
-        self.data = arr
+        self.array = arr
         self._vc = [0]
         if requires_grad:
             self.requires_grad = True
@@ -61,7 +61,7 @@ class Tensor:
     def _wrap(data):
         """A new tensor over the carray.Array `data` (no copy, no graph)."""
         t = _new(Tensor)
-        t.data = data
+        t.array = data
         t._vc = [0]
         return t
 
@@ -69,12 +69,36 @@ class Tensor:
     def _from_node(data, vc, node, output_nr):
         """Output `output_nr` of `node` remade from its saved data and version counter."""
         t = _new(Tensor)
-        t.data = data
+        t.array = data
         t._vc = vc
         t._rg = True
         t.grad_fn = node
         t._output_nr = output_nr
         return t
+
+    # -- the storage ----------------------------------------------------------------------------
+    # `array` is the carray.Array holding the values (every op reads it); `data` is PyTorch's
+    # detached view of the same memory.
+
+    @property
+    def data(self):
+        """A tensor sharing this one's memory, detached from the graph (PyTorch's .data): it
+        does not require grad, and in-place changes through it are not recorded (no version
+        bump), so `p.data.add_(p.grad, alpha=-lr)` updates a leaf that requires grad.
+        Assigning `t.data = other` makes t hold other's values (any shape; same device)."""
+        t = _new(Tensor)
+        t.array = self.array
+        t._vc = [0]
+        return t
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if value.array.device != self.array.device:
+            raise RuntimeError(f"data set to a tensor on device {value.device} of a tensor on "
+                               f"{self.device}; move it first (.to)")
+        self.array = value.array
 
     # -- graph attributes -------------------------------------------------------------------------
 
@@ -86,7 +110,7 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, value):
         value = bool(value)
-        if value and self.data.dtype.kind != "f":
+        if value and self.array.dtype.kind != "f":
             raise RuntimeError("only Tensors of floating point and complex dtype can require "
                                "gradients")
         if not value and self.grad_fn is not None:
@@ -162,7 +186,7 @@ class Tensor:
     def detach(self):
         """A tensor sharing this one's memory (and version counter) outside the graph."""
         t = _new(Tensor)
-        t.data = self.data
+        t.array = self.array
         t._vc = self._vc
         return t
 
@@ -175,81 +199,81 @@ class Tensor:
 
     def _clone_data(self):
         """A detached copy (contiguous, own memory)."""
-        return Tensor._wrap(self.data.copy())
+        return Tensor._wrap(self.array.copy())
 
     # -- metadata ---------------------------------------------------------------------------------
 
     @property
     def shape(self):
-        return self.data.shape
+        return self.array.shape
 
     @property
     def dtype(self):
-        return self.data.dtype
+        return self.array.dtype
 
     @property
     def device(self):
         """The device the data live on: autograd.device('cpu') or ('gpu'), equal to the string."""
-        name = self.data.device
+        name = self.array.device
         return _DEVICES.get(name) or _DEVICES.setdefault(name, device(name))
 
     @property
     def ndim(self):
-        return self.data.ndim
+        return self.array.ndim
 
     @property
     def is_cuda(self):
         return False
 
     def is_floating_point(self):
-        return self.data.dtype.kind == "f"
+        return self.array.dtype.kind == "f"
 
     def size(self, dim=None):
         """The shape, or its length along dim."""
         if dim is None:
-            return self.data.shape
-        return self.data.shape[norm_dim(dim, self.data.ndim)]
+            return self.array.shape
+        return self.array.shape[norm_dim(dim, self.array.ndim)]
 
     def dim(self):
-        return self.data.ndim
+        return self.array.ndim
 
     def numel(self):
-        return self.data.size
+        return self.array.size
 
     def nelement(self):
-        return self.data.size
+        return self.array.size
 
     def element_size(self):
-        return self.data.itemsize
+        return self.array.itemsize
 
     def stride(self, dim=None):
         """Strides in elements (PyTorch's convention), or the stride along dim."""
-        item = self.data.itemsize
-        strides = tuple(s // item for s in self.data.strides)
-        return strides if dim is None else strides[norm_dim(dim, self.data.ndim)]
+        item = self.array.itemsize
+        strides = tuple(s // item for s in self.array.strides)
+        return strides if dim is None else strides[norm_dim(dim, self.array.ndim)]
 
     def is_contiguous(self):
-        return self.data.flags.c_contiguous
+        return self.array.flags.c_contiguous
 
     def data_ptr(self):
-        return self.data.data_ptr
+        return self.array.data_ptr
 
     def __len__(self):
-        if self.data.ndim == 0:
+        if self.array.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self.array.shape[0]
 
     # -- conversion -------------------------------------------------------------------------------
 
     def item(self):
         """The one element as a Python number (RuntimeError when there is not exactly one)."""
-        if self.data.size != 1:
-            raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted to "
+        if self.array.size != 1:
+            raise RuntimeError(f"a Tensor with {self.array.size} elements cannot be converted to "
                                f"Scalar")
-        return self.data.reshape(()).item()
+        return self.array.reshape(()).item()
 
     def tolist(self):
-        return self.data.tolist()
+        return self.array.tolist()
 
     def numpy(self, *, force=False):
         """The data as a NumPy array sharing memory (CPU). RuntimeError when the tensor
@@ -258,35 +282,35 @@ class Tensor:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         import numpy
-        data = self.data if self.data.device == "cpu" else self.data.to("cpu")
+        data = self.array if self.array.device == "cpu" else self.array.to("cpu")
         return numpy.asarray(data)
 
     def __array__(self, dtype=None, copy=None):
         """NumPy's conversion with numpy.array's rules: numpy.array(t) copies, numpy.asarray(t)
         shares a CPU tensor's memory (device tensors give a host copy)."""
         import numpy
-        if self.data.device != "cpu":
-            return self.data.__array__(dtype, copy)
-        return numpy.array(self.data, dtype=dtype, copy=copy)
+        if self.array.device != "cpu":
+            return self.array.__array__(dtype, copy)
+        return numpy.array(self.array, dtype=dtype, copy=copy)
 
     def __dlpack__(self, *args, **kwargs):
         if self._rg:
             raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
-        return self.data.__dlpack__(*args, **kwargs)
+        return self.array.__dlpack__(*args, **kwargs)
 
     def __dlpack_device__(self):
-        return self.data.__dlpack_device__()
+        return self.array.__dlpack_device__()
 
     def __bool__(self):
-        if self.data.size != 1:
+        if self.array.size != 1:
             raise RuntimeError(f"Boolean value of Tensor with "
-                               f"{'no values' if self.data.size == 0 else 'more than one value'} "
+                               f"{'no values' if self.array.size == 0 else 'more than one value'} "
                                f"is ambiguous")
         return bool(self.item())
 
     def _one(self):
         """The one element, for float() / int() (ValueError otherwise, as PyTorch)."""
-        if self.data.size != 1:
+        if self.array.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
         return self.item()
 
@@ -297,15 +321,15 @@ class Tensor:
         return int(self._one())
 
     def __index__(self):
-        if self.data.dtype.kind not in "iub" or self.data.size != 1:
+        if self.array.dtype.kind not in "iub" or self.array.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an "
                             "index")
         return operator.index(self.item())
 
     def __iter__(self):
-        if self.data.ndim == 0:
+        if self.array.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self.data.shape[0]))
+        return (self[i] for i in range(self.array.shape[0]))
 
     def __repr__(self):
         return format_tensor(self)
@@ -313,16 +337,16 @@ class Tensor:
     __str__ = __repr__
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild, (self.data.copy(), self._rg))
+        return (_rebuild, (self.array.copy(), self._rg))
 
     def __deepcopy__(self, memo):
         if self.grad_fn is not None:
             raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
                                "support the deepcopy protocol at the moment.")
-        t = Tensor._wrap(self.data.copy())
+        t = Tensor._wrap(self.array.copy())
         t._rg = self._rg
         if self.grad is not None:
-            t.grad = Tensor._wrap(self.grad.data.copy())
+            t.grad = Tensor._wrap(self.grad.array.copy())
         if type(self) is not Tensor:
             t.__class__ = type(self)
         memo[id(self)] = t
@@ -393,7 +417,7 @@ def norm_dim(dim, ndim):
 def _to_array(data, dtype, device):
     """data as a carray.Array, float32 for Python floats (PyTorch's default), of dtype/device."""
     if isinstance(data, Tensor):
-        data = data.data
+        data = data.array
     if dtype is not None:
         dtype = carray.dtype(dtype)
     if isinstance(data, carray.Array):

@@ -8,12 +8,16 @@ from typing import Any
 import carray
 
 class Tensor:
-    data: carray.Array
+    array: carray.Array
     grad: Tensor | None
     grad_fn: Any
 
     # -- defined in autograd/tensor.py
     def __init__(self, data=..., *, dtype=..., device=..., requires_grad=...): ...
+    @property
+    def data(self) -> Tensor: ...
+    @data.setter
+    def data(self, value: Tensor) -> None: ...
     @property
     def requires_grad(self): ...
     @requires_grad.setter

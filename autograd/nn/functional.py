@@ -58,8 +58,8 @@ def _size(shape):
 
 
 def _check_float(op, t):
-    if t.data.dtype.kind != "f":
-        name = scalar_type_name(t.data.dtype)
+    if t.array.dtype.kind != "f":
+        name = scalar_type_name(t.array.dtype)
         raise NotImplementedError(f'"{op}" not implemented for \'{name}\'')
 
 
@@ -222,7 +222,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
         return LeakyRelu.apply(input, negative_slope)
 
     def raw():
-        input.data[...] = leaky_relu_data(input.data, negative_slope)
+        input.array[...] = leaky_relu_data(input.array, negative_slope)
     return _inplace(input, lambda src: LeakyRelu.apply(src, negative_slope), raw, (), True)
 
 
@@ -356,7 +356,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         return _cross_entropy_probs(input, target, weight, reduction, eps)
     n_classes = _check_class_input("cross_entropy", input, target, weight)
     if weight is None and not eps and n_classes:
-        return SoftmaxCrossEntropy.apply(input, target.data, int(ignore_index), reduction,
+        return SoftmaxCrossEntropy.apply(input, target.array, int(ignore_index), reduction,
                                          target.shape)
     tg = Targets(target, n_classes, weight, ignore_index)
     return CrossEntropy.apply(input, tg, reduction, eps, target.shape)
@@ -431,7 +431,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          f"input size ({_size(input.shape)}) is deprecated. Please ensure they "
                          f"have the same size.")
     _check_float("binary_cross_entropy", input)
-    d = input.data
+    d = input.array
     if d.size and (float(carray.min(d)) < 0 or float(carray.max(d)) > 1):
         raise RuntimeError("all elements of input should be between 0 and 1")
     loss = -(target * input.log().clamp(min=-100) + (1 - target) * (1 - input).log().clamp(
@@ -474,7 +474,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:
         return input
-    d = input.data
+    d = input.array
     if d.dtype.kind != "f":
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{scalar_type_name(d.dtype)}")
@@ -534,7 +534,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 def _update_running(r, batch, momentum):
     """r = (1 - momentum) r + momentum batch, in place (no graph) and counted as a change."""
-    d = r.data
+    d = r.array
     carray.multiply(d, 1.0 - momentum, out=d)
     carray.add(d, carray.multiply(batch.reshape(d.shape).astype(d.dtype), momentum), out=d)
     r._vc[0] += 1
@@ -599,7 +599,7 @@ def one_hot(tensor, num_classes=-1):
     """int64 tensor (*,) -> int64 (*, num_classes) with a 1 at each value (num_classes=-1: the
     largest value + 1). RuntimeError for a non-int64 tensor, negative values or values >=
     num_classes."""
-    d = tensor.data
+    d = tensor.array
     if d.dtype != carray.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if num_classes == -1:
@@ -621,7 +621,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     padding_idx get no gradient; max_norm renormalises the looked-up rows of weight in place to
     at most that norm. RuntimeError for float indices, a weight that is not 2-d or sparse=True,
     IndexError for an index outside [0, V), AssertionError for padding_idx outside [-V, V)."""
-    idx = input.data
+    idx = input.array
     if idx.dtype not in (carray.int64, carray.int32):
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
                            f"following scalar types: Long, Int; but got "
@@ -643,8 +643,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 
 
 def _renorm_rows(weight, rows, max_norm, norm_type):
-    """Scale the rows of weight.data listed in rows to norm <= max_norm, in place (no graph)."""
-    w = weight.data
+    """Scale the rows of weight.array listed in rows to norm <= max_norm, in place (no graph)."""
+    w = weight.array
     picked = w[rows]
     norms = carray.power(carray.sum(carray.power(carray.abs(picked), norm_type), axis=1,
                                     keepdims=True), 1.0 / norm_type)

@@ -90,7 +90,7 @@ def eye_(tensor):
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     with no_grad():
-        tensor.data[...] = carray.eye(tensor.shape[0], tensor.shape[1], dtype=tensor.dtype,
+        tensor.array[...] = carray.eye(tensor.shape[0], tensor.shape[1], dtype=tensor.dtype,
                                      device=tensor.device)
         tensor._vc[0] += 1
     return tensor

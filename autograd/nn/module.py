@@ -367,15 +367,15 @@ class Module:
         return self.to(dst_type)
 
     def _apply_data(self, convert):
-        """Replace each parameter's, gradient's and buffer's .data with convert(data)."""
+        """Replace each parameter's, gradient's and buffer's .array with convert(data)."""
         for module in self.modules():
             for registry in (module._parameters, module._buffers):
                 for t in registry.values():
                     if t is None:
                         continue
-                    t.data = convert(t.data)
+                    t.array = convert(t.array)
                     if t.grad is not None:
-                        t.grad.data = convert(t.grad.data)
+                        t.grad.array = convert(t.grad.array)
         return self
 
     # -- state_dict --------------------------------------------------------------------------------
@@ -533,7 +533,7 @@ def _zero_grad(p, set_to_none):
         g.detach_()
     else:
         g.requires_grad_(False)
-    g.data.fill(0)
+    g.array.fill(0)
     g._vc[0] += 1
 
 

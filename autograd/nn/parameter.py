@@ -15,12 +15,12 @@ class Parameter(Tensor):
         if data is None:
             arr, vc = carray.empty((0,), dtype=carray.float32), [0]
         elif isinstance(data, Tensor):
-            arr, vc = data.data, data._vc
+            arr, vc = data.array, data._vc
         elif isinstance(data, carray.Array):
             arr, vc = data, [0]
         else:
             raise TypeError(f"Parameter(): data must be a Tensor, got {type(data).__name__}")
-        self.data = arr
+        self.array = arr
         self._vc = vc
         self.requires_grad = requires_grad
 
@@ -30,7 +30,7 @@ class Parameter(Tensor):
     __str__ = __repr__
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild_parameter, (self.data.copy(), self._rg))
+        return (_rebuild_parameter, (self.array.copy(), self._rg))
 
 
 def _rebuild_parameter(data, requires_grad):

@@ -17,12 +17,12 @@ class Builtin(Function):
 
 def data_of(x):
     """The carray.Array of a Tensor; other values (Python numbers) as they are."""
-    return x.data if isinstance(x, Tensor) else x
+    return x.array if isinstance(x, Tensor) else x
 
 
 def meta(x):
     """What backward needs to know of an argument: (shape, dtype) of a Tensor, None otherwise."""
-    return (x.data.shape, x.data.dtype) if isinstance(x, Tensor) else None
+    return (x.array.shape, x.array.dtype) if isinstance(x, Tensor) else None
 
 
 def reduce_grad(g, like):
@@ -35,12 +35,12 @@ def reduce_grad(g, like):
     elif cls is tuple:
         shape, dtype = like
     elif isinstance(like, Tensor):
-        shape, dtype = like.data.shape, like.data.dtype
+        shape, dtype = like.array.shape, like.array.dtype
     else:
         return None
-    if g.data.shape != shape:
+    if g.array.shape != shape:
         g = reduce_to_shape(g, shape)
-    if g.data.dtype != dtype:
+    if g.array.dtype != dtype:
         g = g.to(dtype)
     return g
 

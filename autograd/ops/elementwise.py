@@ -35,14 +35,14 @@ def promote_pair(a, b):
     are left to carray (weak scalars, as in PyTorch)."""
     if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
         return a, b
-    da, db = a.data.dtype, b.data.dtype
+    da, db = a.array.dtype, b.array.dtype
     if da == db:
         return a, b
     ka, kb = _CATEGORY[da.kind], _CATEGORY[db.kind]
     if ka != kb:
         target = da if ka > kb else db
     else:
-        pa, pb = a.data.ndim > 0, b.data.ndim > 0
+        pa, pb = a.array.ndim > 0, b.array.ndim > 0
         target = da if pa and not pb else db if pb and not pa else carray.promote_types(da, db)
     return (a if da == target else a.to(target)), (b if db == target else b.to(target))
 
@@ -63,7 +63,7 @@ class _Binary(Builtin):
         tb = isinstance(b, Tensor)
         if not (ta or a.__class__ in _NUMBERS) or not (tb or b.__class__ in _NUMBERS):
             return Function.apply.__func__(cls, _as_operand(a, b), _as_operand(b, a))
-        if ta and tb and a.data.dtype is not b.data.dtype:  # (dtypes are singletons)
+        if ta and tb and a.array.dtype is not b.array.dtype:  # (dtypes are singletons)
             a, b = promote_pair(a, b)
         if _state.enabled:
             # a view whose base got a history in place since it was made is remade first
@@ -95,7 +95,7 @@ class _Binary(Builtin):
                 out.grad_fn = ctx
                 return out
         # nothing to record: no node at all
-        return wrap(broadcasting(cls.compute, a.data if ta else a, b.data if tb else b))
+        return wrap(broadcasting(cls.compute, a.array if ta else a, b.array if tb else b))
 
     @classmethod
     def forward(cls, ctx, a, b):
@@ -103,8 +103,8 @@ class _Binary(Builtin):
         and lets cls.save keep the tensors backward reads."""
         if cls.save is not None and ctx.needs_input_grad is not _NO:
             ctx._saved = cls.save(ctx.needs_input_grad, a, b)
-        a = a.data if isinstance(a, Tensor) else a
-        b = b.data if isinstance(b, Tensor) else b
+        a = a.array if isinstance(a, Tensor) else a
+        b = b.array if isinstance(b, Tensor) else b
         ctx.a = a
         ctx.b = b
         return wrap(broadcasting(cls.compute, a, b))
@@ -283,7 +283,7 @@ def _as_operand(x, other):
     """x as a Tensor or a Python number (lists, NumPy arrays and such become tensors)."""
     if isinstance(x, Tensor) or isinstance(x, (int, float, bool)):
         return x
-    dev = other.data.device if isinstance(other, Tensor) else None
+    dev = other.array.device if isinstance(other, Tensor) else None
     return Tensor(x, device=dev)
 
 
@@ -351,12 +351,12 @@ class Maximum(Builtin):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return wrap(broadcasting(carray.maximum, a.data, b.data))
+        return wrap(broadcasting(carray.maximum, a.array, b.array))
 
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
-        return _split_by(g, a, b, a.data > b.data, ctx.needs_input_grad)
+        return _split_by(g, a, b, a.array > b.array, ctx.needs_input_grad)
 
 
 class Minimum(Builtin):
@@ -365,18 +365,18 @@ class Minimum(Builtin):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return wrap(broadcasting(carray.minimum, a.data, b.data))
+        return wrap(broadcasting(carray.minimum, a.array, b.array))
 
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
-        return _split_by(g, a, b, a.data < b.data, ctx.needs_input_grad)
+        return _split_by(g, a, b, a.array < b.array, ctx.needs_input_grad)
 
 
 def _split_by(g, a, b, a_wins, need):
     """Gradients of a max/min of a and b: all of g to the winner, half to each on a tie."""
-    tie = carray.equal(a.data, b.data)
-    dt = g.data.dtype
+    tie = carray.equal(a.array, b.array)
+    dt = g.array.dtype
     wa = wrap(carray.add(a_wins.astype(dt), carray.multiply(tie.astype(dt), 0.5)))
     ga = reduce_grad(g * wa, a) if need[0] else None
     gb = reduce_grad(g * (1 - wa), b) if need[1] else None
@@ -396,13 +396,13 @@ class Where(Builtin):
     @staticmethod
     def backward(ctx, g):
         need = ctx.needs_input_grad
-        zero = carray.zeros((), dtype=g.data.dtype, device=g.data.device)
+        zero = carray.zeros((), dtype=g.array.dtype, device=g.array.device)
         gx = gy = None
         if need[1]:
-            gx = reduce_grad(wrap(carray.where(ctx.cond, g.data, zero)) if not g._rg
+            gx = reduce_grad(wrap(carray.where(ctx.cond, g.array, zero)) if not g._rg
                              else Where.apply(ctx.cond, g, 0.0), ctx.x)
         if need[2]:
-            gy = reduce_grad(wrap(carray.where(ctx.cond, zero, g.data)) if not g._rg
+            gy = reduce_grad(wrap(carray.where(ctx.cond, zero, g.array)) if not g._rg
                              else Where.apply(ctx.cond, 0.0, g), ctx.y)
         return None, gx, gy
 
@@ -416,11 +416,11 @@ class Neg(Builtin):
 
     @staticmethod
     def forward(ctx, x):
-        if x.data.dtype.kind == "b":
+        if x.array.dtype.kind == "b":
             raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
                                "If you are trying to invert a mask, use the `~` or "
                                "`logical_not()` operator instead.")
-        return wrap(carray.negative(x.data))
+        return wrap(carray.negative(x.array))
 
     @staticmethod
     def backward(ctx, g):
@@ -436,27 +436,27 @@ class Clamp(Builtin):
         ctx.save_for_backward(x, lo if isinstance(lo, Tensor) else None,
                               hi if isinstance(hi, Tensor) else None)
         ctx.lo, ctx.hi = lo, hi
-        return wrap(carray.clip(x.data, data_of(lo), data_of(hi)))
+        return wrap(carray.clip(x.array, data_of(lo), data_of(hi)))
 
     @staticmethod
     def backward(ctx, g):
         x, lo_t, hi_t = ctx.saved_tensors
         lo, hi = ctx.lo, ctx.hi
         need = ctx.needs_input_grad
-        keep = carray.ones(x.data.shape, dtype=carray.bool, device=x.data.device)
+        keep = carray.ones(x.array.shape, dtype=carray.bool, device=x.array.device)
         below = above = None
         if lo is not None:
-            below = carray.less(x.data, data_of(lo))
+            below = carray.less(x.array, data_of(lo))
             keep = carray.logical_and(keep, carray.logical_not(below))
         if hi is not None:
-            above = carray.greater(x.data, data_of(hi))
+            above = carray.greater(x.array, data_of(hi))
             if lo is not None:  # when min > max every element is max
                 above = carray.logical_or(above, carray.greater(data_of(lo), data_of(hi)))
                 below = carray.logical_and(below, carray.logical_not(above))
                 keep = carray.logical_and(keep, carray.logical_not(above))
             else:
                 keep = carray.logical_and(keep, carray.logical_not(above))
-        dt = g.data.dtype
+        dt = g.array.dtype
         gx = g * wrap(keep.astype(dt)) if need[0] else None
         glo = reduce_grad(g * wrap(below.astype(dt)), lo_t) if lo_t is not None and need[1] \
             else None
@@ -481,7 +481,7 @@ class _Unary(Builtin):
 
     @classmethod
     def forward(cls, ctx, x):
-        out = wrap(cls.kernel(x.data))
+        out = wrap(cls.kernel(x.array))
         if cls.saves is not None:
             ctx.save_for_backward(x if cls.saves == "input" else out)
         return out
@@ -509,8 +509,8 @@ def _relu_grad(g, x, y):
     """g where the result is > 0; a mask product when recording (create_graph keeps the graph),
     else one carray where."""
     if _state.enabled:
-        return g * wrap(carray.greater(y.data, 0).astype(g.data.dtype))
-    return wrap(carray.where(carray.greater(y.data, 0), g.data, 0))
+        return g * wrap(carray.greater(y.array, 0).astype(g.array.dtype))
+    return wrap(carray.where(carray.greater(y.array, 0), g.array, 0))
 
 
 # Each row: unary(name, kernel, saves, to_float, derivative, formula). The derivative gets g,
@@ -529,7 +529,7 @@ Tanh = unary("Tanh", carray.tanh, "result", True, lambda g, x, y: g * (1 - y * y
 Sigmoid = unary("Sigmoid", carray.sigmoid, "result", True, lambda g, x, y: g * y * (1 - y),
                 "g s (1 - s), s = sigmoid(x)")
 Relu = unary("Relu", carray.relu, "result", False, _relu_grad, "g where x > 0")
-Abs = unary("Abs", carray.abs, "input", False, lambda g, x, y: g * wrap(carray.sign(x.data)),
+Abs = unary("Abs", carray.abs, "input", False, lambda g, x, y: g * wrap(carray.sign(x.array)),
             "g sign(x)")
 Sign = unary("Sign", carray.sign, None, False, lambda g, x, y: g * 0, "0")
 Floor = unary("Floor", carray.floor, None, False, lambda g, x, y: g * 0, "0")

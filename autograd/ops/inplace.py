@@ -32,7 +32,7 @@ def records(t, *others):
 
 
 def inplace(t, graph_op, raw_op, others=(), saves_self=False):
-    """Run an in-place op on t: raw_op() (writes t.data) when nothing is recorded, else
+    """Run an in-place op on t: raw_op() (writes t.array) when nothing is recorded, else
     graph_op(src) out of place and commit its result into t. Returns t. Raises RuntimeError for
     a leaf that requires grad (or a view of one) while grad mode is on."""
     if records(t, *others):
@@ -50,12 +50,12 @@ def inplace(t, graph_op, raw_op, others=(), saves_self=False):
 
 def commit(t, new):
     """Write the recorded result `new` into t's memory and give t its history."""
-    if new.data.shape != t.data.shape:
-        raise RuntimeError(f"output with shape {list(t.data.shape)} doesn't match the broadcast "
-                           f"shape {list(new.data.shape)}")
-    _check_cast(new.data.dtype, t.data.dtype)
+    if new.array.shape != t.array.shape:
+        raise RuntimeError(f"output with shape {list(t.array.shape)} doesn't match the broadcast "
+                           f"shape {list(new.array.shape)}")
+    _check_cast(new.array.dtype, t.array.dtype)
     if t._base is None:
-        t.data[...] = new.data
+        t.array[...] = new.array
         t._vc[0] += 1
         t.grad_fn = new.grad_fn
         t._output_nr = new._output_nr
@@ -84,7 +84,7 @@ class CopySlices(Builtin):
     @staticmethod
     def forward(ctx, base, value, path):
         region = replay(base.detach(), path)
-        region.data[...] = value.data
+        region.array[...] = value.array
         base._vc[0] += 1
         ctx.path = path
         ctx.value = meta(value)
@@ -100,12 +100,12 @@ class CopySlices(Builtin):
         if need[0]:
             gbase = g.clone()
             region = replay(gbase.detach(), ctx.path)
-            region.data[...] = 0
+            region.array[...] = 0
         return gbase, gvalue, None
 
 
 def raw_binary(fn, t, other):
-    """raw_op for `t.data = fn(t.data, other)` written in place."""
+    """raw_op for `t.array = fn(t.array, other)` written in place."""
     def run():
-        fn(t.data, data_of(other), out=t.data)
+        fn(t.array, data_of(other), out=t.array)
     return run

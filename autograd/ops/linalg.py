@@ -18,7 +18,7 @@ class MatMul(Builtin):
             ctx.save_for_backward(a if need[1] else None, b if need[0] else None)
             ctx.a, ctx.b = meta(a), meta(b)
         try:
-            return wrap(carray.matmul(a.data, b.data))
+            return wrap(carray.matmul(a.array, b.array))
         except ValueError as e:
             raise RuntimeError(str(e)) from None
 

@@ -49,19 +49,19 @@ class Addmm(Builtin):
 
     @staticmethod
     def forward(ctx, x, w, b):
-        xd, wd = x.data, w.data
+        xd, wd = x.array, w.array
         n_in, n_out = wd.shape[1], wd.shape[0]
         x2 = xd if xd.ndim == 2 else xd.reshape((-1, n_in))
         y = carray.matmul(x2, wd.T)
         if b is not None:
-            carray.add(y, b.data, out=y)
+            carray.add(y, b.array, out=y)
         if xd.ndim != 2:
             y = y.reshape(xd.shape[:-1] + (n_out,))
         need = ctx.needs_input_grad
         if True in need:
             ctx.save_for_backward(x if need[1] else None, w if need[0] else None)
             ctx.shapes = (xd.shape, wd.shape)
-            ctx.b = (b.data.shape, b.data.dtype) if b is not None else None
+            ctx.b = (b.array.shape, b.array.dtype) if b is not None else None
         return wrap(y)
 
     @staticmethod
@@ -79,13 +79,13 @@ class Addmm(Builtin):
             if need[2]:
                 gb = reduce_grad(g2.sum(0), ctx.b)
             return gx, gw, gb
-        gd = g.data
+        gd = g.array
         g2 = gd if gd.ndim == 2 else gd.reshape((-1, n_out))
         if need[0]:
-            gx = carray.matmul(g2, w.data)
+            gx = carray.matmul(g2, w.array)
             gx = wrap(gx if len(xshape) == 2 else gx.reshape(xshape))
         if need[1]:
-            xd = x.data
+            xd = x.array
             x2 = xd if xd.ndim == 2 else xd.reshape((-1, n_in))
             gw = wrap(carray.matmul(g2.T, x2))
         if need[2]:
@@ -105,13 +105,13 @@ class Convolution(Builtin):
     @staticmethod
     def forward(ctx, x, w, b, stride, padding, dilation):
         with as_runtime_error():
-            out = _cnn.conv2d(x.data, w.data, b.data if b is not None else None, stride,
+            out = _cnn.conv2d(x.array, w.array, b.array if b is not None else None, stride,
                               padding, dilation)
         need = ctx.needs_input_grad
         if True in need:
             ctx.save_for_backward(x if need[1] else None, w if need[0] else None)
             ctx.args = (stride, padding, dilation)
-            ctx.shapes = (x.data.shape, w.data.shape)
+            ctx.shapes = (x.array.shape, w.array.shape)
         return wrap(out)
 
     @staticmethod
@@ -126,7 +126,7 @@ class Convolution(Builtin):
             gw = Conv2dGradWeight.apply(x, g, wshape, *ctx.args)
         if need[2]:
             dims = (0, 2, 3) if len(xshape) == 4 else (1, 2)
-            gb = g.sum(dims) if _state.enabled else wrap(carray.sum(g.data, axis=dims))
+            gb = g.sum(dims) if _state.enabled else wrap(carray.sum(g.array, axis=dims))
         return gx, gw, gb, None, None, None
 
 
@@ -139,7 +139,7 @@ class Conv2dGradInput(Builtin):
         if True in ctx.needs_input_grad:
             ctx.save_for_backward(g, w)
             ctx.args = (stride, padding, dilation)
-        return wrap(_cnn.conv2d_grad_input(g.data, w.data, xshape, stride, padding, dilation))
+        return wrap(_cnn.conv2d_grad_input(g.array, w.array, xshape, stride, padding, dilation))
 
     @staticmethod
     def backward(ctx, h):
@@ -159,7 +159,7 @@ class Conv2dGradWeight(Builtin):
         if True in ctx.needs_input_grad:
             ctx.save_for_backward(x, g)
             ctx.args = (stride, padding, dilation)
-        return wrap(_cnn.conv2d_grad_weight(x.data, g.data, wshape, stride, padding, dilation))
+        return wrap(_cnn.conv2d_grad_weight(x.array, g.array, wshape, stride, padding, dilation))
 
     @staticmethod
     def backward(ctx, h):
@@ -182,10 +182,10 @@ class MaxPool2DWithIndices(Builtin):
     def forward(ctx, x, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
         want = return_indices or ctx.needs_input_grad[0]
         with as_runtime_error():
-            res = _cnn.max_pool2d(x.data, kernel_size, stride, padding, dilation, ceil_mode,
+            res = _cnn.max_pool2d(x.array, kernel_size, stride, padding, dilation, ceil_mode,
                                   want)
         out, idx = res if want else (res, None)
-        ctx.idx, ctx.shape = idx, x.data.shape
+        ctx.idx, ctx.shape = idx, x.array.shape
         if return_indices:
             indices = wrap(idx)
             ctx.mark_non_differentiable(indices)
@@ -204,7 +204,7 @@ class MaxPool2dGrad(Builtin):
     @staticmethod
     def forward(ctx, g, idx, shape):
         ctx.idx, ctx.shape = idx, shape
-        return wrap(_cnn.max_pool2d_grad(g.data, idx, shape))
+        return wrap(_cnn.max_pool2d_grad(g.array, idx, shape))
 
     @staticmethod
     def backward(ctx, h):
@@ -223,9 +223,9 @@ class AvgPool2D(Builtin):
 
     @staticmethod
     def forward(ctx, x, *args):
-        ctx.shape, ctx.args = x.data.shape, args
+        ctx.shape, ctx.args = x.array.shape, args
         with as_runtime_error():
-            return wrap(_cnn.avg_pool2d(x.data, *args))
+            return wrap(_cnn.avg_pool2d(x.array, *args))
 
     @staticmethod
     def backward(ctx, g):
@@ -238,7 +238,7 @@ class AvgPool2dGrad(Builtin):
     @staticmethod
     def forward(ctx, g, shape, *args):
         ctx.args = args
-        return wrap(_cnn.avg_pool2d_grad(g.data, shape, *args))
+        return wrap(_cnn.avg_pool2d_grad(g.array, shape, *args))
 
     @staticmethod
     def backward(ctx, h):
@@ -255,15 +255,15 @@ class LeakyRelu(Builtin):
     @staticmethod
     def forward(ctx, x, slope):
         if ctx.needs_input_grad[0]:  # 1 - (1 - slope) [x <= 0]
-            ctx.factor = carray.add(carray.multiply(carray.less_equal(x.data, 0).astype(
-                x.data.dtype), slope - 1.0), 1.0)
-        return wrap(leaky_relu_data(x.data, slope))
+            ctx.factor = carray.add(carray.multiply(carray.less_equal(x.array, 0).astype(
+                x.array.dtype), slope - 1.0), 1.0)
+        return wrap(leaky_relu_data(x.array, slope))
 
     @staticmethod
     def backward(ctx, g):
         if _state.enabled:
             return g * wrap(ctx.factor), None
-        return wrap(carray.multiply(g.data, ctx.factor)), None
+        return wrap(carray.multiply(g.array, ctx.factor)), None
 
 
 def leaky_relu_data(d, slope):
@@ -283,7 +283,7 @@ class Erf(Builtin):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return wrap(_erf(x.data))
+        return wrap(_erf(x.array))
 
     @staticmethod
     def backward(ctx, g):
@@ -318,19 +318,19 @@ class Softplus(Builtin):
     def forward(ctx, x, beta, threshold):
         ctx.save_for_backward(x)
         ctx.beta, ctx.threshold = beta, threshold
-        bx = carray.multiply(x.data, beta)
+        bx = carray.multiply(x.array, beta)
         soft = carray.add(carray.log1p(carray.exp(carray.negative(carray.abs(bx)))),
                           carray.relu(bx))
         if beta != 1:
             soft = carray.divide(soft, beta)
         over = carray.greater(bx, threshold)
-        return wrap(carray.where(over, x.data, soft) if carray.any(over) else soft)
+        return wrap(carray.where(over, x.array, soft) if carray.any(over) else soft)
 
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
         slope = sigmoid(x * ctx.beta)
-        over = carray.greater(carray.multiply(x.data, ctx.beta), ctx.threshold)
+        over = carray.greater(carray.multiply(x.array, ctx.beta), ctx.threshold)
         return g * (Where.apply(over, 1.0, slope) if carray.any(over) else slope), None, None
 
 
@@ -352,7 +352,7 @@ class Targets:
     per-row weights c_i = valid_i w_{t_i} (None when all are 1) and the 'mean' divisor D."""
 
     def __init__(self, target, n_classes, weight, ignore_index):
-        t = target.data.reshape(-1)
+        t = target.array.reshape(-1)
         self.t, self.valid, self.safe = t, None, t
         m = t.size
         lo = hi = 0
@@ -368,7 +368,7 @@ class Targets:
                        if ok and not 0 <= v < n_classes]
                 raise IndexError(f"Target {bad[0]} is out of bounds.")
             self.valid, self.safe = valid, safe
-        self.w = weight.data if weight is not None else None
+        self.w = weight.array if weight is not None else None
         c = None
         if self.w is not None:
             c = self.w[self.safe]
@@ -429,12 +429,12 @@ def _row_scale(g, reduction, tg, m):
     """The gradient reaching each row's loss: g per row ('none'), g ('sum'), g / D ('mean'); a
     carray (M, 1) array or a Python float."""
     if reduction == "none":
-        return g.data.reshape((m, 1))
+        return g.array.reshape((m, 1))
     if reduction == "mean" and not tg.divisor:
-        return _zero_divisor_scale(tg, m, g.data.dtype)
-    if g.data.device != "cpu":  # a 0-d device array: reading it would wait for the queue
-        return g.data if reduction == "sum" else carray.multiply(g.data, 1.0 / tg.divisor)
-    s = g.data.item()
+        return _zero_divisor_scale(tg, m, g.array.dtype)
+    if g.array.device != "cpu":  # a 0-d device array: reading it would wait for the queue
+        return g.array if reduction == "sum" else carray.multiply(g.array, 1.0 / tg.divisor)
+    s = g.array.item()
     return s if reduction == "sum" else s / tg.divisor
 
 
@@ -451,8 +451,8 @@ def _t_row_scale(g, reduction, tg, m):
     if reduction == "none":
         return g.reshape((m, 1))
     if reduction == "mean" and not tg.divisor:
-        return g * wrap(carray.asarray(_zero_divisor_scale(tg, m, g.data.dtype),
-                                       dtype=g.data.dtype, device=g.data.device))
+        return g * wrap(carray.asarray(_zero_divisor_scale(tg, m, g.array.dtype),
+                                       dtype=g.array.dtype, device=g.array.device))
     return g / tg.divisor if reduction == "mean" else g
 
 
@@ -503,7 +503,7 @@ class CrossEntropy(Builtin):
 
     @staticmethod
     def forward(ctx, x, tg, reduction, eps, target_shape):
-        rows = _as_rows(x.data, 1)
+        rows = _as_rows(x.array, 1)
         n_classes = rows.shape[1]
         m = carray.max(rows, axis=1, keepdims=True) if rows.size else rows
         shifted = carray.subtract(rows, m)
@@ -559,7 +559,7 @@ class SoftmaxCrossEntropy(Builtin):
     @staticmethod
     def forward(ctx, x, target, ignore_index, reduction, target_shape):
         t = target.reshape(-1)
-        loss, probs, count = _cnn.softmax_cross_entropy(_as_rows(x.data, 1), t, ignore_index,
+        loss, probs, count = _cnn.softmax_cross_entropy(_as_rows(x.array, 1), t, ignore_index,
                                                         reduction)
         if ctx.needs_input_grad[0]:  # saved tensors: freed after backward
             ctx.save_for_backward(x, wrap(probs), wrap(t),
@@ -570,7 +570,7 @@ class SoftmaxCrossEntropy(Builtin):
     @staticmethod
     def backward(ctx, g):
         x, probs, t, count = ctx.saved_tensors
-        probs, t = probs.data, t.data
+        probs, t = probs.array, t.array
         m, n_classes = probs.shape
         if _state.enabled:  # create_graph: the same gradient from differentiable ops
             t2 = carray.expand_dims(t, 1)
@@ -579,14 +579,14 @@ class SoftmaxCrossEntropy(Builtin):
                                      .astype(probs.dtype), counted)
             s = g.reshape((m, 1)) if ctx.reduction == "none" else g
             if count is not None:  # no counted rows: every row's gradient is 0, not NaN
-                s = s / wrap(carray.maximum(count.data, 1))
+                s = s / wrap(carray.maximum(count.array, 1))
             gx = (softmax(_t_as_rows(x), 1) * wrap(counted) - wrap(onehot)) * s
             return _t_from_rows(gx, x.shape), None, None, None, None
-        gout = g.data.reshape((m,)) if ctx.reduction == "none" else g.data
+        gout = g.array.reshape((m,)) if ctx.reduction == "none" else g.array
         if gout.dtype != probs.dtype:
             gout = gout.astype(probs.dtype)
         gx = _cnn.softmax_cross_entropy_grad(probs, t, gout,
-                                             None if count is None else count.data, ctx.ignore)
+                                             None if count is None else count.array, ctx.ignore)
         return wrap(_from_rows(gx, x.shape)), None, None, None, None
 
 
@@ -595,14 +595,14 @@ class NllLoss(Builtin):
 
     @staticmethod
     def forward(ctx, x, tg, reduction, target_shape):
-        rows = _as_rows(x.data, 1)
+        rows = _as_rows(x.array, 1)
         per_row = carray.negative(_pick(rows, tg.safe, tg))
         c = tg.row_weights(rows.dtype)
         if c is not None:
             per_row = carray.multiply(per_row, c)
         if ctx.needs_input_grad[0]:
             ctx.tg, ctx.reduction = tg, reduction
-            ctx.shape, ctx.dtype = x.data.shape, x.data.dtype
+            ctx.shape, ctx.dtype = x.array.shape, x.array.dtype
             ctx.m, ctx.n = rows.shape
         return _finish_loss(per_row, tg, reduction, target_shape)
 
@@ -628,7 +628,7 @@ class BatchNormTrain(Builtin):
 
     @staticmethod
     def forward(ctx, x, w, b, eps, stats):
-        d = x.data
+        d = x.array
         axes = (0,) + tuple(range(2, d.ndim))
         mean = carray.mean(d, axis=axes, keepdims=True)
         xc = carray.subtract(d, mean)
@@ -638,9 +638,9 @@ class BatchNormTrain(Builtin):
         cshape = (1, d.shape[1]) + (1,) * (d.ndim - 2)
         y = xhat
         if w is not None:
-            y = carray.multiply(xhat, w.data.reshape(cshape))
+            y = carray.multiply(xhat, w.array.reshape(cshape))
         if b is not None:
-            y = carray.add(y, b.data.reshape(cshape), out=y if y is not xhat else None)
+            y = carray.add(y, b.array.reshape(cshape), out=y if y is not xhat else None)
         stats.extend((mean, var))
         if True in ctx.needs_input_grad:
             ctx.save_for_backward(x, w)
@@ -654,13 +654,14 @@ class BatchNormTrain(Builtin):
         axes, cshape = ctx.axes, ctx.cshape
         if _state.enabled:
             return _batch_norm_grads_composed(ctx, x, w, g)
-        gd, xhat = g.data, ctx.xhat
+        gd, xhat = g.array, ctx.xhat
         sum_g = carray.sum(gd, axis=axes, keepdims=True)
         sum_gx = carray.sum(carray.multiply(gd, xhat), axis=axes, keepdims=True)
         gx = gw = gb = None
         if need[0]:
             m = gd.size // gd.shape[1] if gd.size else 1
-            scale = ctx.invstd if w is None else carray.multiply(ctx.invstd, w.data.reshape(cshape))
+            scale = ctx.invstd if w is None else \
+                carray.multiply(ctx.invstd, w.array.reshape(cshape))
             gx = carray.subtract(gd, carray.multiply(sum_g, 1.0 / m))
             carray.subtract(gx, carray.multiply(xhat, carray.multiply(sum_gx, 1.0 / m)), out=gx)
             carray.multiply(gx, scale, out=gx)
@@ -704,8 +705,8 @@ class Embedding(Builtin):
     def forward(ctx, weight, idx, padding_idx, by_freq):
         if ctx.needs_input_grad[0]:
             ctx.idx, ctx.padding_idx, ctx.by_freq = idx, padding_idx, by_freq
-            ctx.shape = weight.data.shape
-        return wrap(weight.data[idx])
+            ctx.shape = weight.array.shape
+        return wrap(weight.array[idx])
 
     @staticmethod
     def backward(ctx, g):
@@ -713,24 +714,24 @@ class Embedding(Builtin):
         flat = ctx.idx.reshape(-1)
         scale = None
         if ctx.by_freq or ctx.padding_idx is not None:
-            dev = g.data.device
-            scale = carray.ones((flat.size,), dtype=g.data.dtype, device=dev)
+            dev = g.array.device
+            scale = carray.ones((flat.size,), dtype=g.array.dtype, device=dev)
             if ctx.by_freq:
-                counts = carray.zeros((v,), dtype=g.data.dtype, device=dev)
-                carray.add_at(counts, flat, carray.ones((flat.size,), dtype=g.data.dtype,
+                counts = carray.zeros((v,), dtype=g.array.dtype, device=dev)
+                carray.add_at(counts, flat, carray.ones((flat.size,), dtype=g.array.dtype,
                                                         device=dev))
                 scale = carray.reciprocal(counts[flat])
             if ctx.padding_idx is not None:
                 scale = carray.where(carray.equal(flat, ctx.padding_idx), 0.0, scale)
-            scale = carray.expand_dims(scale.astype(g.data.dtype), 1)
+            scale = carray.expand_dims(scale.astype(g.array.dtype), 1)
         if _state.enabled:
             rows = g.reshape((-1, dim))
             if scale is not None:
                 rows = rows * wrap(scale)
             return IndexAdd.apply(ctx.shape, (flat,), rows), None, None, None
-        rows = g.data.reshape((-1, dim))
+        rows = g.array.reshape((-1, dim))
         if scale is not None:
             rows = carray.multiply(rows, scale)
-        out = carray.zeros(ctx.shape, dtype=g.data.dtype, device=g.data.device)
+        out = carray.zeros(ctx.shape, dtype=g.array.dtype, device=g.array.device)
         carray.add_at(out, flat, rows)
         return wrap(out), None, None, None

@@ -28,7 +28,7 @@ def _count(shape, dims):
 def _expand_back(g, shape, dims, keepdim):
     """A reduction's output gradient broadcast back over the input's shape."""
     if not _state.enabled:  # not recording (no create_graph): a broadcast view of the data
-        d = g.data
+        d = g.array
         if not keepdim and dims:
             d = d.reshape(_kept_shape(shape, dims))
         return wrap(carray.broadcast_to(d, shape))
@@ -42,17 +42,17 @@ class Sum(Builtin):
 
     @staticmethod
     def forward(ctx, x, dim, keepdim, dtype):
-        dims = norm_dims(dim, x.data.ndim)
-        ctx.shape, ctx.dims, ctx.keepdim = x.data.shape, dims, keepdim
-        ctx.dtype = x.data.dtype
-        if dtype is None and x.data.dtype.kind in "biu":
+        dims = norm_dims(dim, x.array.ndim)
+        ctx.shape, ctx.dims, ctx.keepdim = x.array.shape, dims, keepdim
+        ctx.dtype = x.array.dtype
+        if dtype is None and x.array.dtype.kind in "biu":
             dtype = carray.int64  # PyTorch sums bool and ints to int64
-        return wrap(carray.sum(x.data, axis=dims, dtype=dtype, keepdims=keepdim))
+        return wrap(carray.sum(x.array, axis=dims, dtype=dtype, keepdims=keepdim))
 
     @staticmethod
     def backward(ctx, g):
         g = _expand_back(g, ctx.shape, ctx.dims, ctx.keepdim)
-        if g.data.dtype != ctx.dtype:
+        if g.array.dtype != ctx.dtype:
             g = g.to(ctx.dtype)
         return g, None, None, None
 
@@ -62,14 +62,14 @@ class Mean(Builtin):
 
     @staticmethod
     def forward(ctx, x, dim, keepdim, dtype):
-        if x.data.dtype.kind != "f" and dtype is None:
+        if x.array.dtype.kind != "f" and dtype is None:
             raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either "
                                f"a floating point or complex dtype. "
                                f"Got: {scalar_type_name(x.dtype)}")
-        dims = norm_dims(dim, x.data.ndim)
-        ctx.shape, ctx.dims, ctx.keepdim = x.data.shape, dims, keepdim
-        ctx.n = _count(x.data.shape, dims)
-        return wrap(carray.mean(x.data, axis=dims, dtype=dtype, keepdims=keepdim))
+        dims = norm_dims(dim, x.array.ndim)
+        ctx.shape, ctx.dims, ctx.keepdim = x.array.shape, dims, keepdim
+        ctx.n = _count(x.array.shape, dims)
+        return wrap(carray.mean(x.array, axis=dims, dtype=dtype, keepdims=keepdim))
 
     @staticmethod
     def backward(ctx, g):
@@ -81,11 +81,11 @@ class Var(Builtin):
 
     @staticmethod
     def forward(ctx, x, dim, correction, keepdim):
-        dims = norm_dims(dim, x.data.ndim)
+        dims = norm_dims(dim, x.array.ndim)
         ctx.save_for_backward(x)
         ctx.dims, ctx.keepdim, ctx.correction = dims, keepdim, correction
-        ctx.n = _count(x.data.shape, dims)
-        return wrap(carray.var(x.data, axis=dims, ddof=correction, keepdims=keepdim))
+        ctx.n = _count(x.array.shape, dims)
+        return wrap(carray.var(x.array, axis=dims, ddof=correction, keepdims=keepdim))
 
     @staticmethod
     def backward(ctx, g):
@@ -102,7 +102,7 @@ class StdSqrt(Builtin):
 
     @staticmethod
     def forward(ctx, v):
-        out = wrap(carray.sqrt(v.data))
+        out = wrap(carray.sqrt(v.array))
         ctx.save_for_backward(out)
         return out
 
@@ -117,13 +117,13 @@ class Prod(Builtin):
 
     @staticmethod
     def forward(ctx, x, dim, keepdim, dtype):
-        nd = x.data.ndim
+        nd = x.array.ndim
         dims = norm_dims(norm_dim(dim, nd), nd) if dim is not None else tuple(range(nd))
         ctx.save_for_backward(x)
         ctx.dims, ctx.keepdim, ctx.dim = dims, keepdim, dim
-        if dtype is None and x.data.dtype.kind in "biu":
+        if dtype is None and x.array.dtype.kind in "biu":
             dtype = carray.int64
-        return wrap(carray.prod(x.data, axis=dims, dtype=dtype, keepdims=keepdim))
+        return wrap(carray.prod(x.array, axis=dims, dtype=dtype, keepdims=keepdim))
 
     @staticmethod
     def backward(ctx, g):
@@ -144,10 +144,10 @@ class MaxAll(Builtin):
 
     @staticmethod
     def forward(ctx, x, largest):
-        if x.data.size == 0:
+        if x.array.size == 0:
             raise RuntimeError("max(): Expected reduction dim to be specified for input.numel() "
                                "== 0. Specify the reduction dim with the 'dim' argument.")
-        out = wrap(carray.max(x.data) if largest else carray.min(x.data))
+        out = wrap(carray.max(x.array) if largest else carray.min(x.array))
         ctx.save_for_backward(x, out)
         return out
 
@@ -163,11 +163,11 @@ class AmaxDims(Builtin):
 
     @staticmethod
     def forward(ctx, x, dim, keepdim, largest):
-        dims = norm_dims(dim, x.data.ndim)
+        dims = norm_dims(dim, x.array.ndim)
         fn = carray.max if largest else carray.min
-        if x.data.size == 0 and any(x.data.shape[d] == 0 for d in dims):
+        if x.array.size == 0 and any(x.array.shape[d] == 0 for d in dims):
             raise IndexError(f"amax(): Expected reduction dim {dims[0]} to have non-zero size.")
-        out = wrap(fn(x.data, axis=dims, keepdims=keepdim))
+        out = wrap(fn(x.array, axis=dims, keepdims=keepdim))
         ctx.save_for_backward(x, out)
         ctx.dims, ctx.keepdim = dims, keepdim
         return out
@@ -192,19 +192,19 @@ class MaxDim(Builtin):
 
     @staticmethod
     def forward(ctx, x, dim, keepdim, largest):
-        nd = x.data.ndim
+        nd = x.array.ndim
         d = norm_dim(dim, nd)
-        if x.data.ndim and x.data.shape[d] == 0:
+        if x.array.ndim and x.array.shape[d] == 0:
             raise IndexError(f"max(): Expected reduction dim {d} to have non-zero size.")
         arg = carray.argmax if largest else carray.argmin
-        idx = arg(x.data, axis=d if nd else None, keepdims=True) if nd else \
-            carray.zeros((), dtype=carray.int64, device=x.data.device)
+        idx = arg(x.array, axis=d if nd else None, keepdims=True) if nd else \
+            carray.zeros((), dtype=carray.int64, device=x.array.device)
         fn = carray.max if largest else carray.min
-        values = fn(x.data, axis=d, keepdims=True) if nd else x.data.copy()
+        values = fn(x.array, axis=d, keepdims=True) if nd else x.array.copy()
         if not keepdim and nd:
             idx = idx.squeeze(d)
             values = values.squeeze(d)
-        ctx.d, ctx.keepdim, ctx.shape, ctx.idx = d, keepdim, x.data.shape, idx
+        ctx.d, ctx.keepdim, ctx.shape, ctx.idx = d, keepdim, x.array.shape, idx
         indices = wrap(idx)
         ctx.mark_non_differentiable(indices)
         return wrap(values), indices
@@ -215,9 +215,9 @@ class MaxDim(Builtin):
         if not shape:
             return g, None, None, None
         idx = ctx.idx if ctx.keepdim else carray.expand_dims(ctx.idx, d)
-        positions = carray.arange(shape[d], device=g.data.device).reshape(
+        positions = carray.arange(shape[d], device=g.array.device).reshape(
             (-1,) + (1,) * (len(shape) - d - 1))
-        mask = wrap(carray.equal(positions, idx).astype(g.data.dtype))
+        mask = wrap(carray.equal(positions, idx).astype(g.array.dtype))
         gk = g if ctx.keepdim else g.unsqueeze(d)
         return gk * mask, None, None, None
 
@@ -227,15 +227,15 @@ class LogSumExp(Builtin):
 
     @staticmethod
     def forward(ctx, x, dim, keepdim):
-        dims = norm_dims(dim, x.data.ndim)
-        m = carray.max(x.data, axis=dims, keepdims=True) if x.data.size else \
-            carray.zeros(_kept_shape(x.data.shape, dims), dtype=x.data.dtype,
-                         device=x.data.device)
+        dims = norm_dims(dim, x.array.ndim)
+        m = carray.max(x.array, axis=dims, keepdims=True) if x.array.size else \
+            carray.zeros(_kept_shape(x.array.shape, dims), dtype=x.array.dtype,
+                         device=x.array.device)
         m = carray.where(carray.isfinite(m), m, 0)
-        s = carray.sum(carray.exp(x.data - m), axis=dims, keepdims=True)
+        s = carray.sum(carray.exp(x.array - m), axis=dims, keepdims=True)
         out = carray.log(s) + m
         if not keepdim:
-            out = out.reshape(tuple(n for i, n in enumerate(x.data.shape) if i not in dims))
+            out = out.reshape(tuple(n for i, n in enumerate(x.array.shape) if i not in dims))
         out = wrap(out)
         ctx.save_for_backward(x, out)
         ctx.dims, ctx.keepdim = dims, keepdim
@@ -254,11 +254,11 @@ class Softmax(Builtin):
 
     @staticmethod
     def forward(ctx, x, dim):
-        d = norm_dim(dim, x.data.ndim)
-        a = x.data if x.data.ndim else x.data.reshape((1,))  # (a 0-d x: as one element)
+        d = norm_dim(dim, x.array.ndim)
+        a = x.array if x.array.ndim else x.array.reshape((1,))  # (a 0-d x: as one element)
         m = carray.max(a, axis=d, keepdims=True) if a.size else a
         e = carray.exp(carray.subtract(a, m))
-        out = wrap(carray.divide(e, carray.sum(e, axis=d, keepdims=True)).reshape(x.data.shape))
+        out = wrap(carray.divide(e, carray.sum(e, axis=d, keepdims=True)).reshape(x.array.shape))
         ctx.save_for_backward(out)
         ctx.d = d
         return out
@@ -274,12 +274,12 @@ class LogSoftmax(Builtin):
 
     @staticmethod
     def forward(ctx, x, dim):
-        d = norm_dim(dim, x.data.ndim)
-        a = x.data if x.data.ndim else x.data.reshape((1,))  # (a 0-d x: as one element)
+        d = norm_dim(dim, x.array.ndim)
+        a = x.array if x.array.ndim else x.array.reshape((1,))  # (a 0-d x: as one element)
         m = carray.max(a, axis=d, keepdims=True) if a.size else a
         shifted = carray.subtract(a, m)
         lse = carray.log(carray.sum(carray.exp(shifted), axis=d, keepdims=True))
-        out = wrap(carray.subtract(shifted, lse).reshape(x.data.shape))
+        out = wrap(carray.subtract(shifted, lse).reshape(x.array.shape))
         ctx.save_for_backward(out)
         ctx.d = d
         return out

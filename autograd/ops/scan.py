@@ -17,13 +17,13 @@ class Cumsum(Builtin):
 
     @staticmethod
     def forward(ctx, x, dim):
-        a = x.data
+        a = x.array
         ctx.d = norm_dim(dim, a.ndim)
         return wrap(carray.cumsum(a, axis=ctx.d if a.ndim else None).reshape(a.shape))
 
     @staticmethod
     def backward(ctx, g):
-        return (_reverse_cumsum(g, ctx.d) if g.data.ndim else g), None
+        return (_reverse_cumsum(g, ctx.d) if g.array.ndim else g), None
 
 
 class Cumprod(Builtin):
@@ -33,7 +33,7 @@ class Cumprod(Builtin):
 
     @staticmethod
     def forward(ctx, x, dim):
-        a = x.data
+        a = x.array
         ctx.d = norm_dim(dim, a.ndim)
         ctx.save_for_backward(x)
         return wrap(carray.cumprod(a, axis=ctx.d if a.ndim else None).reshape(a.shape))
@@ -42,7 +42,7 @@ class Cumprod(Builtin):
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
         d = ctx.d
-        if x.data.ndim == 0:
+        if x.array.ndim == 0:
             return g, None
         zero = x == 0
         zeros_so_far = zero.cumsum(d)

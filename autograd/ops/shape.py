@@ -20,7 +20,7 @@ _new = object.__new__
 def view_result(x, arr, name, args):
     """The tensor over `arr`, a view of x's memory made by x.<name>(*args)."""
     t = _new(Tensor)
-    t.data = arr
+    t.array = arr
     t._vc = x._vc
     t._base = x._base if x._base is not None else x
     t._view_of = (x, name, args)
@@ -39,13 +39,13 @@ class Reshape(Builtin):
 
     @staticmethod
     def forward(ctx, x, shape, must_view):
-        ctx.shape = x.data.shape
+        ctx.shape = x.array.shape
         try:
-            arr = x.data.reshape(shape)
+            arr = x.array.reshape(shape)
         except ValueError as e:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size "
-                               f"{x.data.size}") from e
-        if _is_view(arr, x.data) or arr is x.data:
+                               f"{x.array.size}") from e
+        if _is_view(arr, x.array) or arr is x.array:
             return view_result(x, arr, "reshape", (shape,))
         if must_view:
             raise RuntimeError("view size is not compatible with input tensor's size and stride "
@@ -63,7 +63,7 @@ class Permute(Builtin):
 
     @staticmethod
     def forward(ctx, x, dims):
-        nd = x.data.ndim
+        nd = x.array.ndim
         if len(dims) != nd:
             raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input "
                                f"does not match the length of the desired ordering of dimensions "
@@ -72,7 +72,7 @@ class Permute(Builtin):
         if len(set(dims)) != nd:
             raise RuntimeError(f"permute(): duplicate dims are not allowed: {dims}")
         ctx.inverse = tuple(sorted(range(nd), key=lambda i: dims[i]))
-        return view_result(x, x.data.transpose(dims), "permute", (dims,))
+        return view_result(x, x.array.transpose(dims), "permute", (dims,))
 
     @staticmethod
     def backward(ctx, g):
@@ -84,12 +84,12 @@ class Transpose(Builtin):
 
     @staticmethod
     def forward(ctx, x, d0, d1):
-        nd = x.data.ndim
+        nd = x.array.ndim
         d0, d1 = norm_dim(d0, nd), norm_dim(d1, nd)
         ctx.dims = (d0, d1)
         if nd == 0:
-            return view_result(x, x.data.reshape(()), "transpose", (d0, d1))
-        return view_result(x, x.data.swapaxes(d0, d1), "transpose", (d0, d1))
+            return view_result(x, x.array.reshape(()), "transpose", (d0, d1))
+        return view_result(x, x.array.swapaxes(d0, d1), "transpose", (d0, d1))
 
     @staticmethod
     def backward(ctx, g):
@@ -101,7 +101,7 @@ class Expand(Builtin):
 
     @staticmethod
     def forward(ctx, x, shape):
-        xs = x.data.shape
+        xs = x.array.shape
         if len(shape) < len(xs):
             raise RuntimeError(f"expand({list(xs)}, size={list(shape)}): the number of sizes "
                                f"provided ({len(shape)}) must be greater or equal to the number "
@@ -118,7 +118,7 @@ class Expand(Builtin):
         target = tuple(target)
         ctx.x = meta(x)
         try:
-            arr = carray.broadcast_to(x.data, target)
+            arr = carray.broadcast_to(x.array, target)
         except ValueError as e:
             if all(n in (1, m) for n, m in zip(xs, target[lead:])):   # shapes fit: too big
                 raise RuntimeError(f"expand: {e}") from None
@@ -138,7 +138,7 @@ class Squeeze(Builtin):
 
     @staticmethod
     def forward(ctx, x, dim):
-        shape = x.data.shape
+        shape = x.array.shape
         ctx.shape = shape
         if dim is None:
             dims = {i for i, n in enumerate(shape) if n == 1}
@@ -147,7 +147,7 @@ class Squeeze(Builtin):
             dims = {norm_dim(d, len(shape)) for d in dims}
             dims = {d for d in dims if len(shape) and shape[d] == 1}
         new = tuple(n for i, n in enumerate(shape) if i not in dims)
-        return view_result(x, x.data.reshape(new), "squeeze", (dim,))
+        return view_result(x, x.array.reshape(new), "squeeze", (dim,))
 
     @staticmethod
     def backward(ctx, g):
@@ -159,14 +159,14 @@ class Unsqueeze(Builtin):
 
     @staticmethod
     def forward(ctx, x, dim):
-        nd = x.data.ndim
+        nd = x.array.ndim
         d = operator.index(dim)
         if not -nd - 1 <= d <= nd:
             raise IndexError(f"Dimension out of range (expected to be in range of [{-nd - 1}, "
                              f"{nd}], but got {d})")
         d %= nd + 1
-        ctx.shape = x.data.shape
-        return view_result(x, carray.expand_dims(x.data, d), "unsqueeze", (d,))
+        ctx.shape = x.array.shape
+        return view_result(x, carray.expand_dims(x.array, d), "unsqueeze", (d,))
 
     @staticmethod
     def backward(ctx, g):
@@ -178,7 +178,7 @@ class Clone(Builtin):
 
     @staticmethod
     def forward(ctx, x):
-        return wrap(x.data.copy())
+        return wrap(x.array.copy())
 
     @staticmethod
     def backward(ctx, g):
@@ -190,13 +190,13 @@ class ToCopy(Builtin):
 
     @staticmethod
     def forward(ctx, x, dtype, device):
-        ctx.dtype, ctx.device = x.data.dtype, x.data.device
-        arr = x.data
+        ctx.dtype, ctx.device = x.array.dtype, x.array.device
+        arr = x.array
         if device is not None and arr.device != device:
             arr = arr.to(device)
         if dtype is not None and arr.dtype != dtype:
             arr = arr.astype(dtype)
-        if arr is x.data:
+        if arr is x.array:
             arr = arr.copy()
         return wrap(arr)
 
@@ -212,9 +212,9 @@ class ToCopy(Builtin):
 def index_key(key):
     """A Tensor index key with Tensors replaced by their carray data."""
     if isinstance(key, tuple):
-        return tuple(k.data if isinstance(k, Tensor) else _seq_key(k) for k in key)
+        return tuple(k.array if isinstance(k, Tensor) else _seq_key(k) for k in key)
     if isinstance(key, Tensor):
-        return key.data
+        return key.array
     return _seq_key(key)
 
 
@@ -251,8 +251,8 @@ class Index(Builtin):
     def forward(ctx, x, key):
         ctx.x = meta(x)
         ctx.key = key
-        ctx.device = x.data.device
-        arr = x.data[key]
+        ctx.device = x.array.device
+        arr = x.array[key]
         if is_basic(key):
             return view_result(x, arr, "__getitem__", (key,))
         return wrap(arr)
@@ -264,9 +264,9 @@ class Index(Builtin):
             return IndexAdd.apply(shape, ctx.key, g), None
         out = carray.zeros(shape, dtype=dtype, device=ctx.device)
         if is_basic(ctx.key):
-            out[ctx.key] = g.data
+            out[ctx.key] = g.array
         else:
-            carray.add_at(out, ctx.key, g.data)
+            carray.add_at(out, ctx.key, g.array)
         return wrap(out), None
 
 
@@ -276,8 +276,8 @@ class IndexAdd(Builtin):
     @staticmethod
     def forward(ctx, shape, key, v):
         ctx.key = key
-        out = carray.zeros(shape, dtype=v.data.dtype, device=v.data.device)
-        carray.add_at(out, key, v.data)
+        out = carray.zeros(shape, dtype=v.array.dtype, device=v.array.device)
+        carray.add_at(out, key, v.array)
         return wrap(out)
 
     @staticmethod
@@ -292,8 +292,8 @@ class IndexPut(Builtin):
     def forward(ctx, x, key, v):
         ctx.key = key
         ctx.v = meta(v)
-        out = x.data.copy()
-        out[key] = v.data if isinstance(v, Tensor) else v
+        out = x.array.copy()
+        out[key] = v.array if isinstance(v, Tensor) else v
         return wrap(out)
 
     @staticmethod
@@ -318,7 +318,7 @@ class Cat(Builtin):
     def forward(ctx, dim, *tensors):
         if not tensors:
             raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
-        arrays = [t.data for t in tensors]
+        arrays = [t.array for t in tensors]
         for i, a in enumerate(arrays):
             if a.ndim == 0:
                 raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
@@ -343,8 +343,8 @@ class Cat(Builtin):
         start = 0
         d = ctx.dim
         for size, m in zip(ctx.sizes, ctx.metas):
-            if size == 0 and len(m[0]) != g.data.ndim:
-                grads.append(wrap(carray.zeros(m[0], dtype=m[1], device=g.data.device)))
+            if size == 0 and len(m[0]) != g.array.ndim:
+                grads.append(wrap(carray.zeros(m[0], dtype=m[1], device=g.array.device)))
                 continue
             key = (slice(None),) * d + (slice(start, start + size),)
             grads.append(g[key])
@@ -359,7 +359,7 @@ class Stack(Builtin):
     def forward(ctx, dim, *tensors):
         if not tensors:
             raise RuntimeError("stack expects a non-empty TensorList")
-        nd = tensors[0].data.ndim + 1
+        nd = tensors[0].array.ndim + 1
         d = operator.index(dim)
         if not -nd <= d < nd:
             raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, "
@@ -368,7 +368,7 @@ class Stack(Builtin):
         ctx.dim = d
         ctx.n = len(tensors)
         try:
-            out = carray.stack([t.data for t in tensors], axis=d)
+            out = carray.stack([t.array for t in tensors], axis=d)
         except ValueError as e:
             raise RuntimeError(f"stack expects each tensor to be equal size: {e}") from None
         return wrap(out)
@@ -384,10 +384,10 @@ class Flip(Builtin):
 
     @staticmethod
     def forward(ctx, x, dims):
-        nd = x.data.ndim
+        nd = x.array.ndim
         dims = tuple(norm_dim(d, nd) for d in dims)
         ctx.dims = dims
-        return wrap(carray.flip(x.data, axis=dims).copy())
+        return wrap(carray.flip(x.array, axis=dims).copy())
 
     @staticmethod
     def backward(ctx, g):
@@ -402,7 +402,7 @@ class Pad(Builtin):
     def forward(ctx, x, pad, value):
         if len(pad) % 2:
             raise RuntimeError(f"Padding length must be divisible by 2, got {len(pad)}")
-        nd = x.data.ndim
+        nd = x.array.ndim
         if len(pad) // 2 > nd:
             raise RuntimeError(f"Padding length should be less than or equal to two times the "
                                f"input dimension but got padding length {len(pad)} and input of "
@@ -410,7 +410,7 @@ class Pad(Builtin):
         widths = [(0, 0)] * nd
         for i in range(len(pad) // 2):
             widths[nd - 1 - i] = (pad[2 * i], pad[2 * i + 1])
-        arr = x.data
+        arr = x.array
         crop = []
         grow = []
         for (lo, hi), n in zip(widths, arr.shape):
@@ -418,7 +418,7 @@ class Pad(Builtin):
             grow.append((max(lo, 0), max(hi, 0)))
         arr = arr[tuple(crop)]
         out = carray.pad(arr, grow, constant_values=value)
-        ctx.shape = x.data.shape
+        ctx.shape = x.array.shape
         ctx.widths = widths
         return wrap(out)
 
@@ -426,7 +426,7 @@ class Pad(Builtin):
     def backward(ctx, g):
         key = []
         grow = []
-        for (lo, hi), n in zip(ctx.widths, g.data.shape):
+        for (lo, hi), n in zip(ctx.widths, g.array.shape):
             key.append(slice(max(lo, 0), n - max(hi, 0)))
             grow.append((max(-lo, 0), max(-hi, 0)))
         gx = g[tuple(key)]

@@ -37,7 +37,7 @@ class Sort(Builtin):
 
     @staticmethod
     def forward(ctx, x, dim, descending, k):
-        a = x.data
+        a = x.array
         d = norm_dim(dim, a.ndim)
         values, idx = sorted_along(a, d, descending)
         if k is not None and a.ndim:

@@ -143,7 +143,7 @@ __all__ = ["METHODS"]
 
 def _invert(self):
     """~self; TypeError for float tensors (PyTorch's operator check)."""
-    if self.data.dtype.kind == "f":
+    if self.array.dtype.kind == "f":
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
                         "tensors")
     return bitwise_not(self)
@@ -167,11 +167,11 @@ def _method_to(self, *args, **kwargs):
             dtype = a
     if dtype is not None:
         dtype = carray.dtype(dtype)
-        if dtype == self.data.dtype:
+        if dtype == self.array.dtype:
             dtype = None
     if device is not None:
         device = str(device).split(":")[0]
-        if device == self.data.device:
+        if device == self.array.device:
             device = None
     if dtype is None and device is None:
         return self
@@ -187,7 +187,7 @@ def _setitem(self, key, value):
     if records(self, value):
         _check_inplace_allowed(self)
         if not isinstance(value, Tensor):
-            value = wrap(carray.asarray(value, dtype=self.data.dtype, device=self.data.device))
+            value = wrap(carray.asarray(value, dtype=self.array.dtype, device=self.array.device))
         try:
             new = IndexPut.apply(self, key, value)
         except ValueError as e:  # a value that does not broadcast: RuntimeError, as PyTorch
@@ -195,7 +195,7 @@ def _setitem(self, key, value):
         commit(self, new)
         return
     try:
-        self.data[key] = data_of(value) if not isinstance(value, Tensor) else value.data
+        self.array[key] = data_of(value) if not isinstance(value, Tensor) else value.array
     except ValueError as e:
         raise RuntimeError(str(e)) from None
     self._vc[0] += 1
@@ -222,11 +222,11 @@ def _permute(self, *dims):
 def _repeat(self, *sizes):
     sizes = tuple(shape_arg(sizes))
     x = self
-    if len(sizes) < x.data.ndim:
+    if len(sizes) < x.array.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
-    x = x.reshape((1,) * (len(sizes) - x.data.ndim) + x.data.shape)
-    shp = x.data.shape
+    x = x.reshape((1,) * (len(sizes) - x.array.ndim) + x.array.shape)
+    shp = x.array.shape
     inter = []
     final = []
     for r, n in zip(sizes, shp):
@@ -237,20 +237,20 @@ def _repeat(self, *sizes):
 
 
 def _t(self):
-    if self.data.ndim > 2:
+    if self.array.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
-                           f"{self.data.ndim}D")
-    return self.transpose(0, 1) if self.data.ndim == 2 else self
+                           f"{self.array.ndim}D")
+    return self.transpose(0, 1) if self.array.ndim == 2 else self
 
 
 def _contiguous(self):
-    return self if self.data.flags.c_contiguous else Clone.apply(self)
+    return self if self.array.flags.c_contiguous else Clone.apply(self)
 
 
 def _masked_fill(self, mask, value):
     """self with value where mask is True; keeps self's dtype (as PyTorch)."""
     out = Where.apply(mask, tensor_arg(value), self)
-    return out if out.data.dtype == self.data.dtype else out.to(self.data.dtype)
+    return out if out.array.dtype == self.array.dtype else out.to(self.array.dtype)
 
 
 def _inplace_binary(op_class, carray_fn, saves_self):
@@ -266,7 +266,7 @@ def _inplace_binary(op_class, carray_fn, saves_self):
 def _inplace_unary(op_class, carray_fn):
     def method(self):
         return inplace(self, lambda src: op_class.apply(src),
-                       lambda: carray_fn(self.data, out=self.data), (), True)
+                       lambda: carray_fn(self.array, out=self.array), (), True)
     method.__name__ = carray_fn.__name__ + "_"
     return method
 
@@ -277,11 +277,11 @@ def _inplace_bitwise(op):
     self (as PyTorch)."""
     def method(self, other):
         a, b = promote_pair(self, tensor_arg(other, self))
-        result = float_result(a, b) or carray.result_type(a.data, data_of(b))
-        if _CATEGORY[result.kind] > _CATEGORY[self.data.dtype.kind]:  # (int64 into int32 is fine)
+        result = float_result(a, b) or carray.result_type(a.array, data_of(b))
+        if _CATEGORY[result.kind] > _CATEGORY[self.array.dtype.kind]:  # (int64 into int32 is fine)
             name = scalar_type_name
             raise RuntimeError(f"result type {name(result)} can't be cast to the desired output "
-                               f"type {name(self.data.dtype)}")
+                               f"type {name(self.array.dtype)}")
         check_integral(op.__name__, self)
         return inplace(self, lambda src: op(src, other),
                        raw_binary(getattr(carray, op.__name__), self, other), (other,))
@@ -291,11 +291,11 @@ def _inplace_bitwise(op):
 
 def _bitwise_not_(self):
     check_integral("bitwise_not", self)
-    return inplace(self, bitwise_not, lambda: carray.invert(self.data, out=self.data), ())
+    return inplace(self, bitwise_not, lambda: carray.invert(self.array, out=self.array), ())
 
 
 def _zero_(self):
-    return inplace(self, lambda src: Mul.apply(src, 0.0), lambda: self.data.fill(0), ())
+    return inplace(self, lambda src: Mul.apply(src, 0.0), lambda: self.array.fill(0), ())
 
 
 def _fill_(self, value):
@@ -303,17 +303,17 @@ def _fill_(self, value):
     if isinstance(v, Tensor):
         return inplace(self, lambda src: Add.apply(Mul.apply(src, 0.0), v), None, (v,))
     return inplace(self, lambda src: Add.apply(Mul.apply(src, 0.0), v),
-                   lambda: self.data.fill(v), ())
+                   lambda: self.array.fill(v), ())
 
 
 def _copy_(self, src, non_blocking=False):
     def raw():
-        value = src.data if isinstance(src, Tensor) else carray.asarray(src)
-        if value.device != self.data.device:
-            value = value.to(self.data.device)
-        self.data[...] = value
+        value = src.array if isinstance(src, Tensor) else carray.asarray(src)
+        if value.device != self.array.device:
+            value = value.to(self.array.device)
+        self.array[...] = value
     return inplace(self, lambda dst: Add.apply(Mul.apply(dst, 0.0),
-                                               ToCopy.apply(src, self.data.dtype, None)
+                                               ToCopy.apply(src, self.array.dtype, None)
                                                if src.dtype != self.dtype else src).to(self.dtype),
                    raw, (src,))
 
@@ -322,21 +322,21 @@ def _clamp_(self, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     return inplace(self, lambda src: Clamp.apply(src, min, max),
-                   lambda: carray.clip(self.data, data_of(min), data_of(max), out=self.data),
+                   lambda: carray.clip(self.array, data_of(min), data_of(max), out=self.array),
                    (min, max), True)
 
 
 def _masked_fill_(self, mask, value):
     return inplace(self, lambda src: Where.apply(mask, tensor_arg(value), src),
-                   lambda: self.data.__setitem__(data_of(mask), data_of(value)), (value,))
+                   lambda: self.array.__setitem__(data_of(mask), data_of(value)), (value,))
 
 
 def _random_fill(kind):
     def method(self, a=None, b=None, *, generator=None):
         with no_grad():
-            new = factories._random_array(kind, self.data.shape, self.data.dtype,
-                                          self.data.device, a, b, generator)
-            self.data[...] = new
+            new = factories._random_array(kind, self.array.shape, self.array.dtype,
+                                          self.array.device, a, b, generator)
+            self.array[...] = new
             self._vc[0] += 1
         return self
     method.__name__ = kind + "_"
@@ -351,8 +351,8 @@ def _reflected(fn):
 
 def _new_factory(name):
     def method(self, *size, dtype=None, device=None, requires_grad=False, fill_value=None):
-        dtype = dtype or self.data.dtype
-        device = device or self.data.device
+        dtype = dtype or self.array.dtype
+        device = device or self.array.device
         if name == "new_full":
             size, fill_value = size[0], size[1]
             return factories.full(size, fill_value, dtype=dtype, device=device,
@@ -454,7 +454,7 @@ METHODS = {
     "new_empty": _new_factory("new_empty"), "new_full": _new_factory("new_full"),
     "new_tensor": _new_factory("new_tensor"),
     # properties
-    "T": property(lambda self: self.permute(tuple(range(self.data.ndim - 1, -1, -1)))),
+    "T": property(lambda self: self.permute(tuple(range(self.array.ndim - 1, -1, -1)))),
     "mT": property(lambda self: self.transpose(-2, -1)),
 }
 METHODS["__iadd__"] = METHODS["add_"]

@@ -92,7 +92,7 @@ def tensor_arg(x, like=None):
     """A Tensor or a Python number as an op argument (other objects become tensors)."""
     if isinstance(x, (Tensor, int, float, bool)):
         return x
-    return Tensor(x, dtype=None, device=like.data.device if like is not None else None)
+    return Tensor(x, dtype=None, device=like.array.device if like is not None else None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -158,28 +158,28 @@ def matmul(input, other):
 
 def mm(input, mat2):
     """Matrix product of two 2-d tensors."""
-    if input.data.ndim != 2 or mat2.data.ndim != 2:
-        raise RuntimeError(f"mm: expected 2D tensors, got {input.data.ndim}D and "
-                           f"{mat2.data.ndim}D")
+    if input.array.ndim != 2 or mat2.array.ndim != 2:
+        raise RuntimeError(f"mm: expected 2D tensors, got {input.array.ndim}D and "
+                           f"{mat2.array.ndim}D")
     return MatMul.apply(input, mat2)
 
 
 def bmm(input, mat2):
     """Batched matrix product of two 3-d tensors (no broadcasting)."""
-    if input.data.ndim != 3 or mat2.data.ndim != 3:
-        raise RuntimeError(f"bmm: expected 3D tensors, got {input.data.ndim}D and "
-                           f"{mat2.data.ndim}D")
-    if input.data.shape[0] != mat2.data.shape[0]:
-        raise RuntimeError(f"bmm: batch sizes differ: {input.data.shape[0]} and "
-                           f"{mat2.data.shape[0]}")
+    if input.array.ndim != 3 or mat2.array.ndim != 3:
+        raise RuntimeError(f"bmm: expected 3D tensors, got {input.array.ndim}D and "
+                           f"{mat2.array.ndim}D")
+    if input.array.shape[0] != mat2.array.shape[0]:
+        raise RuntimeError(f"bmm: batch sizes differ: {input.array.shape[0]} and "
+                           f"{mat2.array.shape[0]}")
     return MatMul.apply(input, mat2)
 
 
 def dot(input, other):
     """Inner product of two 1-d tensors."""
-    if input.data.ndim != 1 or other.data.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input.data.ndim}D and "
-                           f"{other.data.ndim}D tensors")
+    if input.array.ndim != 1 or other.array.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.array.ndim}D and "
+                           f"{other.array.ndim}D tensors")
     return MatMul.apply(input, other)
 
 
@@ -200,7 +200,7 @@ def where(condition, input=None, other=None):
     """input where condition else other (broadcasting; input/other may be numbers)."""
     if input is None and other is None:
         raise TypeError("where(condition) with one argument is not supported; use nonzero()")
-    if isinstance(condition, Tensor) and condition.data.dtype.kind != "b":
+    if isinstance(condition, Tensor) and condition.array.dtype.kind != "b":
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {scalar_type_name(condition.dtype)}")
     return Where.apply(condition, *promote_pair(tensor_arg(input), tensor_arg(other)))
@@ -227,7 +227,7 @@ def _unary(fn_class):
     converted to the default float dtype when the row says to_float (as PyTorch does for exp,
     log, ...)."""
     def op(input):
-        if fn_class.to_float and input.data.dtype.kind != "f":
+        if fn_class.to_float and input.array.dtype.kind != "f":
             input = input.to(get_default_dtype())
         return fn_class.apply(input)
     op.__name__ = fn_class.__name__.lower()
@@ -300,15 +300,15 @@ def logical_xor(input, other):
 
 
 def logical_not(input):
-    return wrap(carray.logical_not(input.data))
+    return wrap(carray.logical_not(input.array))
 
 
 def float_result(*args):
     """The float dtype PyTorch gives a result of these (promoted) operands, or None."""
     dtype = None
     for x in args:
-        if isinstance(x, Tensor) and x.data.dtype.kind == "f":
-            return x.data.dtype
+        if isinstance(x, Tensor) and x.array.dtype.kind == "f":
+            return x.array.dtype
         if isinstance(x, float):
             dtype = get_default_dtype()
     return dtype
@@ -318,7 +318,7 @@ def check_integral(name, *args):
     """PyTorch's NotImplementedError when bitwise op `name` would compute in a float type."""
     dtype = float_result(*args)
     if dtype is not None:
-        dev = next((x.data.device for x in args if isinstance(x, Tensor)), "cpu")
+        dev = next((x.array.device for x in args if isinstance(x, Tensor)), "cpu")
         raise NotImplementedError(f'"{name}_{"cpu" if dev == "cpu" else "cuda"}" not '
                                   f"implemented for '{scalar_type_name(dtype)}'")
 
@@ -344,48 +344,48 @@ bitwise_xor = _bitwise(carray.bitwise_xor, "input ^ other bitwise (bool: logical
 def bitwise_not(input):
     """~input bitwise (bool: logical not); NotImplementedError for float tensors."""
     check_integral("bitwise_not", input)
-    return wrap(carray.invert(input.data))
+    return wrap(carray.invert(input.array))
 
 
 def isnan(input):
-    return wrap(carray.isnan(input.data))
+    return wrap(carray.isnan(input.array))
 
 
 def isfinite(input):
-    return wrap(carray.isfinite(input.data))
+    return wrap(carray.isfinite(input.array))
 
 
 def isinf(input):
-    return wrap(carray.logical_not(carray.logical_or(carray.isfinite(input.data),
-                                                     carray.isnan(input.data))))
+    return wrap(carray.logical_not(carray.logical_or(carray.isfinite(input.array),
+                                                     carray.isnan(input.array))))
 
 
 def trunc(input):
     """input rounded towards zero (zero gradient)."""
-    return where(input < 0, ceil(input), floor(input)) if input.data.dtype.kind == "f" \
+    return where(input < 0, ceil(input), floor(input)) if input.array.dtype.kind == "f" \
         else clone(input)
 
 
 def round(input, *, decimals=0):
     """input rounded to the nearest integer, halves to even (as PyTorch); zero gradient."""
-    if input.data.dtype.kind != "f":
+    if input.array.dtype.kind != "f":
         return clone(input)
     x = input * 10.0 ** decimals if decimals else input
     low = floor(x)
-    diff = x.data - low.data
+    diff = x.array - low.array
     up = carray.logical_or(carray.greater(diff, 0.5), carray.logical_and(
-        carray.equal(diff, 0.5), carray.equal(carray.remainder(low.data, 2), 1)))
-    out = low + wrap(up.astype(low.data.dtype))
+        carray.equal(diff, 0.5), carray.equal(carray.remainder(low.array, 2), 1)))
+    out = low + wrap(up.astype(low.array.dtype))
     return out / 10.0 ** decimals if decimals else out
 
 
 def equal(input, other):
     """True when both have the same shape and elements."""
-    return input.shape == other.shape and bool(carray.all(carray.equal(input.data, other.data)))
+    return input.shape == other.shape and bool(carray.all(carray.equal(input.array, other.array)))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    a, b = input.data, other.data
+    a, b = input.array, other.array
     close = carray.less_equal(carray.abs(a - b), atol + rtol * carray.abs(b))
     if equal_nan:
         close = carray.logical_or(close, carray.logical_and(carray.isnan(a), carray.isnan(b)))
@@ -416,7 +416,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance over dim with Bessel's correction by default (correction=1)."""
     if isinstance(dim, bool):  # var(False): the unbiased flag given positionally
         dim, unbiased = None, dim
-    if input.data.dtype.kind != "f":
+    if input.array.dtype.kind != "f":
         raise RuntimeError("std and var only support floating point and complex dtypes")
     return Var.apply(input, dim, _correction(unbiased, correction), keepdim)
 
@@ -464,7 +464,7 @@ def amin(input, dim=(), keepdim=False):
 
 def _arg_extreme(input, dim, keepdim, fn, name):
     """argmax / argmin: the flat index when dim is None; errors as PyTorch's."""
-    a = input.data
+    a = input.array
     if a.dtype.kind == "b":
         raise RuntimeError(f"{name}(): does not support bool input")
     if dim is not None:
@@ -492,20 +492,20 @@ def argmin(input, dim=None, keepdim=False):
 
 
 def all(input, dim=None, keepdim=False):
-    axis = dim if dim is None or dim == () else norm_dims(dim, input.data.ndim)
-    return wrap(carray.all(input.data, axis=axis, keepdims=keepdim))
+    axis = dim if dim is None or dim == () else norm_dims(dim, input.array.ndim)
+    return wrap(carray.all(input.array, axis=axis, keepdims=keepdim))
 
 
 def any(input, dim=None, keepdim=False):
-    axis = dim if dim is None or dim == () else norm_dims(dim, input.data.ndim)
-    return wrap(carray.any(input.data, axis=axis, keepdims=keepdim))
+    axis = dim if dim is None or dim == () else norm_dims(dim, input.array.ndim)
+    return wrap(carray.any(input.array, axis=axis, keepdims=keepdim))
 
 
 def _cumulative(fn_class, input, dim, dtype):
     """fn_class (Cumsum or Cumprod) applied to input cast to dtype (bool and ints: int64)."""
-    if dtype is None and input.data.dtype.kind in "biu":
+    if dtype is None and input.array.dtype.kind in "biu":
         dtype = carray.int64
-    if dtype is not None and carray.dtype(dtype) != input.data.dtype:
+    if dtype is not None and carray.dtype(dtype) != input.array.dtype:
         input = input.to(dtype)
     return fn_class.apply(input, dim)
 
@@ -534,7 +534,7 @@ def sort(input, dim=-1, descending=False, *, stable=False):
 def argsort(input, dim=-1, descending=False, *, stable=False):
     """The int64 indices that sort input along dim (stably, as sort). IndexError for a bad
     dim."""
-    a = input.data
+    a = input.array
     return wrap(sorted_along(a, norm_dim(dim, a.ndim), descending)[1])
 
 
@@ -544,7 +544,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     order (PyTorch may order tied indices differently; the values are the same). Raises
     RuntimeError when k is not in [0, size of dim] or input is bool, IndexError for a bad
     dim."""
-    a = input.data
+    a = input.array
     d = norm_dim(dim, a.ndim)
     if a.dtype.kind == "b":
         raise RuntimeError("topk does not support bool dtypes")
@@ -556,7 +556,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
 
 def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(input))) over dim, computed stably (integer inputs give the default float)."""
-    if input.data.dtype.kind != "f":
+    if input.array.dtype.kind != "f":
         input = input.to(get_default_dtype())
     return LogSumExp.apply(input, dim, keepdim)
 
@@ -612,13 +612,13 @@ def unsqueeze(input, dim):
 
 def flatten(input, start_dim=0, end_dim=-1):
     """The dims start_dim..end_dim merged into one (a view when possible)."""
-    nd = input.data.ndim
+    nd = input.array.ndim
     if nd == 0:
         return reshape(input, (1,))
     s, e = norm_dim(start_dim, nd), norm_dim(end_dim, nd)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-    shp = input.data.shape
+    shp = input.array.shape
     n = 1
     for k in shp[s:e + 1]:
         n *= k
@@ -629,7 +629,7 @@ def _common_dtype(tensors):
     """tensors cast (differentiably) to the dtype PyTorch gives their concatenation: the highest
     category (bool < int < float) and, within it, the promotion of those dtypes."""
     tensors = list(tensors)
-    dtypes = {t.data.dtype for t in tensors}
+    dtypes = {t.array.dtype for t in tensors}
     if len(dtypes) < 2:
         return tensors
     top = builtins.max(_CATEGORY[d.kind] for d in dtypes)  # (max here is the tensor op)
@@ -637,7 +637,7 @@ def _common_dtype(tensors):
     for d in dtypes:
         if _CATEGORY[d.kind] == top:
             target = d if target is None else carray.promote_types(target, d)
-    return [t if t.data.dtype is target else t.to(target) for t in tensors]
+    return [t if t.array.dtype is target else t.to(target) for t in tensors]
 
 
 def cat(tensors, dim=0):
@@ -664,8 +664,8 @@ def clone(input):
 def split(tensor, split_size_or_sections, dim=0):
     """Views of tensor along dim: pieces of split_size (the last may be smaller) or of the given
     section sizes."""
-    d = norm_dim(dim, tensor.data.ndim)
-    n = tensor.data.shape[d]
+    d = norm_dim(dim, tensor.array.ndim)
+    n = tensor.array.shape[d]
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
         if size <= 0 and n:
@@ -696,7 +696,7 @@ def _multi_output_view(t, name, i):
 
 
 def chunk(input, chunks, dim=0):
-    n = input.data.shape[norm_dim(dim, input.data.ndim)]
+    n = input.array.shape[norm_dim(dim, input.array.ndim)]
     size = -(-n // chunks) if chunks > 0 else 0
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
@@ -704,16 +704,16 @@ def chunk(input, chunks, dim=0):
 
 
 def unbind(input, dim=0):
-    d = norm_dim(dim, input.data.ndim)
+    d = norm_dim(dim, input.array.ndim)
     return tuple(_multi_output_view(input[(slice(None),) * d + (i,)], "Unbind", i)
-                 for i in range(input.data.shape[d]))
+                 for i in range(input.array.shape[d]))
 
 
 def narrow(input, dim, start, length):
     """The view of length elements from start along dim (a negative start counts from the
     end); RuntimeError when they do not fit."""
-    d = norm_dim(dim, input.data.ndim)
-    n = input.data.shape[d]
+    d = norm_dim(dim, input.array.ndim)
+    n = input.array.shape[d]
     if start < 0:
         start += n
     if not 0 <= start <= n or length < 0 or start + length > n:
@@ -723,15 +723,15 @@ def narrow(input, dim, start, length):
 
 def unflatten(input, dim, sizes):
     """dim split into the given sizes (one may be -1)."""
-    d = norm_dim(dim, input.data.ndim)
-    shp = input.data.shape
+    d = norm_dim(dim, input.array.ndim)
+    shp = input.array.shape
     return reshape(input, shp[:d] + tuple(sizes) + shp[d + 1:])
 
 
 def index_select(input, dim, index):
     """The entries of input at the 1-d integer tensor index along dim."""
-    d = norm_dim(dim, input.data.ndim)
-    if index.data.ndim > 1 or index.data.dtype.kind not in "iu":
+    d = norm_dim(dim, input.array.ndim)
+    if index.array.ndim > 1 or index.array.dtype.kind not in "iu":
         raise IndexError("index_select(): Index is supposed to be a vector of integers")
     return input[(slice(None),) * d + (index.reshape(-1),)]
 
@@ -739,23 +739,23 @@ def index_select(input, dim, index):
 def gather(input, dim, index):
     """out[i][j][k] = input[index[i][j][k]][j][k] (for dim 0, and so on);  the gradient adds
     back into the gathered places."""
-    nd = input.data.ndim
+    nd = input.array.ndim
     d = norm_dim(dim, nd)
-    idx = index.data
+    idx = index.array
     if idx.dtype.kind not in "iu":
         raise RuntimeError("gather(): Expected dtype int64 for index")
     if idx.ndim != nd:
         raise RuntimeError("Index tensor must have the same number of dimensions as input "
                            "tensor")
     for k in range(nd):
-        if k != d and idx.shape[k] > input.data.shape[k]:
+        if k != d and idx.shape[k] > input.array.shape[k]:
             raise RuntimeError(f"Size does not match at dimension {k} expected index "
                                f"{list(idx.shape)} to be no larger than self "
-                               f"{list(input.data.shape)} apart from dimension {d}")
+                               f"{list(input.array.shape)} apart from dimension {d}")
     return Index.apply(input, along_dim_key(idx, d))
 
 
 def masked_select(input, mask):
     """The 1-d tensor of input's entries where mask (broadcast with input) is True."""
-    shape = carray.broadcast_shapes(input.data.shape, mask.data.shape)
-    return input.expand(shape)[mask.expand(shape).data]
+    shape = carray.broadcast_shapes(input.array.shape, mask.array.shape)
+    return input.expand(shape)[mask.expand(shape).array]

@@ -1,4 +1,4 @@
-"""Adam and AdamW (torch.optim.Adam / AdamW), PyTorch's update rule in place on p.data.
+"""Adam and AdamW (torch.optim.Adam / AdamW), PyTorch's update rule in place on p.array.
 
 For each parameter p with gradient g, at step t (1, 2, ...):
     g = -g if maximize
@@ -64,10 +64,10 @@ class Adam(Optimizer):
         state = self.state[p]
         if not state:
             state["step"] = 0
-            state["exp_avg"] = Tensor._wrap(ca.zeros_like(p.data))
-            state["exp_avg_sq"] = Tensor._wrap(ca.zeros_like(p.data))
+            state["exp_avg"] = Tensor._wrap(ca.zeros_like(p.array))
+            state["exp_avg_sq"] = Tensor._wrap(ca.zeros_like(p.array))
             if amsgrad:
-                state["max_exp_avg_sq"] = Tensor._wrap(ca.zeros_like(p.data))
+                state["max_exp_avg_sq"] = Tensor._wrap(ca.zeros_like(p.array))
         return state
 
     def _update(self, p, group):
@@ -76,8 +76,8 @@ class Adam(Optimizer):
         decay = group["weight_decay"]
         amsgrad = group["amsgrad"]
         state = self._state(p, amsgrad)
-        d = p.data
-        g = p.grad.data
+        d = p.array
+        g = p.grad.array
         if group["maximize"]:
             g = ca.negative(g)
         step = state["step"] = state["step"] + 1
@@ -86,14 +86,14 @@ class Adam(Optimizer):
                 ca.multiply(d, 1 - lr * decay, out=d)
             else:
                 g = ca.add(g, ca.multiply(d, decay))
-        m = state["exp_avg"].data
-        v = state["exp_avg_sq"].data
+        m = state["exp_avg"].array
+        v = state["exp_avg_sq"].array
         _lerp_(m, g, 1 - beta1)
         ca.multiply(v, beta2, out=v)
         gg = ca.multiply(g, 1 - beta2)
         ca.add(v, ca.multiply(gg, g, out=gg), out=v)
         if amsgrad:
-            vmax = state["max_exp_avg_sq"].data
+            vmax = state["max_exp_avg_sq"].array
             ca.maximum(vmax, v, out=vmax)
             v = vmax
         step_size = lr / (1 - beta1 ** step)

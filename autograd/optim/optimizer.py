@@ -108,7 +108,7 @@ class Optimizer:
                         g.detach_()
                     else:
                         g.requires_grad_(False)
-                    g.data.fill(0)
+                    g.array.fill(0)
                     g._vc[0] += 1
 
     def step(self, closure=None):
@@ -199,13 +199,13 @@ def _import(key, value, param):
     if key == "step":
         return int(value.item() if isinstance(value, Tensor) else value)
     if isinstance(value, Tensor):
-        data = value.data
-        if param.data.dtype.kind == "f" and data.dtype.kind == "f" and \
-                data.dtype != param.data.dtype:
-            data = data.astype(param.data.dtype)
-        if data.device != param.data.device:
-            data = data.to(param.data.device)
-        if data is not value.data:
+        data = value.array
+        if param.array.dtype.kind == "f" and data.dtype.kind == "f" and \
+                data.dtype != param.array.dtype:
+            data = data.astype(param.array.dtype)
+        if data.device != param.array.device:
+            data = data.to(param.array.device)
+        if data is not value.array:
             value = Tensor._wrap(data)
     return value
 

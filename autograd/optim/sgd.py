@@ -1,6 +1,6 @@
 """SGD with momentum, dampening, Nesterov momentum, weight decay and maximize (torch.optim.SGD).
 
-For each parameter p with gradient g (PyTorch's update rule, in place on p.data):
+For each parameter p with gradient g (PyTorch's update rule, in place on p.array):
     g = -g if maximize;  g = g + weight_decay * p
     buf = g on the first step, else buf = momentum * buf + (1 - dampening) * g
     g = g + momentum * buf if nesterov else buf          (only when momentum != 0)
@@ -53,18 +53,18 @@ class SGD(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                g = p.grad.data
+                g = p.grad.array
                 if group["maximize"]:
                     g = ca.negative(g)
                 if decay != 0:
-                    g = ca.add(g, ca.multiply(p.data, decay))
+                    g = ca.add(g, ca.multiply(p.array, decay))
                 if momentum != 0:
                     buf = self._momentum(p, g, momentum, dampening)
                     if group["nesterov"]:
                         g = ca.add(g, ca.multiply(buf, momentum))
                     else:
                         g = buf
-                ca.subtract(p.data, ca.multiply(g, lr), out=p.data)
+                ca.subtract(p.array, ca.multiply(g, lr), out=p.array)
                 p._vc[0] += 1
         return loss
 
@@ -77,12 +77,12 @@ class SGD(Optimizer):
         for p in params:
             if p.grad is None:
                 continue
-            if p.data.flags.c_contiguous:
-                pair = by_device.setdefault(p.data.device, ([], []))
-                pair[0].append(p.data)
-                pair[1].append(p.grad.data)
+            if p.array.flags.c_contiguous:
+                pair = by_device.setdefault(p.array.device, ([], []))
+                pair[0].append(p.array)
+                pair[1].append(p.grad.array)
             else:
-                ca.subtract(p.data, ca.multiply(p.grad.data, lr), out=p.data)
+                ca.subtract(p.array, ca.multiply(p.grad.array, lr), out=p.array)
             p._vc[0] += 1
         for data, grads in by_device.values():
             _cnn.sgd_step(data, grads, lr)
@@ -93,8 +93,8 @@ class SGD(Optimizer):
         buf = state.get("momentum_buffer")
         if buf is None:
             buf = state["momentum_buffer"] = Tensor._wrap(g.copy())
-            return buf.data
-        b = buf.data
+            return buf.array
+        b = buf.array
         ca.multiply(b, momentum, out=b)
         if dampening != 0:
             ca.add(b, ca.multiply(g, 1 - dampening), out=b)

@@ -35,7 +35,7 @@ def make_input(values, layout, requires_grad=True):
     else:
         raise ValueError(layout)
     t = autograd.from_numpy(arr)
-    assert np.shares_memory(np.asarray(t.data), arr) or arr.size == 0
+    assert np.shares_memory(np.asarray(t.array), arr) or arr.size == 0
     if requires_grad and values.dtype.kind == "f":
         t.requires_grad_(True)
     return t
@@ -71,7 +71,7 @@ def check_op(fn, ref, *specs, seed=0, low=None, high=None, layouts=LAYOUTS, grad
             f"{layout}: {len(outs)} outputs, expected {len(expected)}"
         for k, (o, e) in enumerate(zip(outs, expected)):
             e = np.asarray(e)
-            got = np.asarray(o.detach().data)
+            got = np.asarray(o.detach().array)
             assert got.shape == e.shape, f"{layout}: output {k} shape {got.shape} != {e.shape}"
             if e.dtype.kind == "f":
                 np.testing.assert_allclose(got, e, rtol=rtol, atol=atol,

@@ -33,7 +33,7 @@ def upstream(shape):
 
 
 def host(t):
-    return None if t is None else np.array(t.detach().to("cpu").data)  # a copy
+    return None if t is None else np.array(t.detach().to("cpu").array)  # a copy
 
 
 def run(fn, inputs, device):

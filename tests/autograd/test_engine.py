@@ -19,7 +19,7 @@ def leaf(values, dtype=F64):
 
 
 def grad_of(t):
-    return np.asarray(t.grad.data)
+    return np.asarray(t.grad.array)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -290,7 +290,7 @@ def test_second_derivative(name, f, d1, d2):
     y = f(x).sum()
     (g,) = autograd.grad(y, x, create_graph=True)
     assert g.requires_grad
-    np.testing.assert_allclose(np.asarray(g.data), d1(v), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(g.array), d1(v), rtol=1e-12)
     g.sum().backward()
     np.testing.assert_allclose(grad_of(x), d2(v), rtol=1e-10)
 
@@ -347,7 +347,7 @@ def test_second_derivative_against_torch():
     tx = torch.tensor(v, requires_grad=True)
     (tg,) = torch.autograd.grad(f(torch, tx), tx, create_graph=True)
     (tg * tg).sum().backward()
-    np.testing.assert_allclose(np.asarray(g.detach().data), tg.detach().numpy(), rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(g.detach().array), tg.detach().numpy(), rtol=1e-10)
     np.testing.assert_allclose(grad_of(x), tx.grad.numpy(), rtol=1e-9)
 
 

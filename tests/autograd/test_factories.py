@@ -25,7 +25,7 @@ def test_dtype_objects():
 def test_tensor_default_dtypes(data, dtype):
     t = autograd.tensor(data)
     assert t.dtype == dtype
-    np.testing.assert_array_equal(np.asarray(t.data), np.asarray(data))
+    np.testing.assert_array_equal(np.asarray(t.array), np.asarray(data))
     assert t.device == "cpu" and not t.requires_grad and t.is_leaf
 
 
@@ -35,7 +35,7 @@ def test_tensor_copies():
     a[0] = 5
     assert t.tolist() == [0.0, 0.0, 0.0]
     u = autograd.tensor(t)
-    t.data[1] = 3
+    t.array[1] = 3
     assert u.tolist() == [0.0, 0.0, 0.0]
     n = autograd.from_numpy(a)  # from_numpy shares
     a[2] = 4
@@ -58,7 +58,7 @@ def test_zeros_ones(factory):
         t = fn(*args)
         shape = args[0] if args and isinstance(args[0], (tuple, list)) else args
         assert t.dtype == F32 and t.shape == tuple(shape)
-        np.testing.assert_array_equal(np.asarray(t.data), ref(shape))
+        np.testing.assert_array_equal(np.asarray(t.array), ref(shape))
     for dtype in (F64, I32, I64, BOOL):
         t = fn(2, dtype=dtype)
         assert t.dtype == dtype
@@ -114,7 +114,7 @@ def test_rand_randn_seeded():
     assert autograd.rand(3, 4).tolist() == a.tolist()
     assert autograd.randn(50).tolist() == b.tolist()
     assert a.dtype == F32 and b.dtype == F32
-    va = np.asarray(a.data)
+    va = np.asarray(a.array)
     assert ((va >= 0) & (va < 1)).all()
     c = autograd.rand((2, 2), dtype=F64, requires_grad=True)
     assert c.dtype == F64 and c.requires_grad and c.is_leaf
@@ -128,9 +128,9 @@ def test_rand_randn_seeded():
 
 def test_randn_statistics():
     autograd.manual_seed(0)
-    x = np.asarray(autograd.randn(20000, dtype=F64).data)
+    x = np.asarray(autograd.randn(20000, dtype=F64).array)
     assert abs(x.mean()) < 0.03 and abs(x.std() - 1) < 0.03
-    u = np.asarray(autograd.rand(20000, dtype=F64).data)
+    u = np.asarray(autograd.rand(20000, dtype=F64).array)
     assert abs(u.mean() - 0.5) < 0.02
 
 

@@ -81,8 +81,8 @@ def test_needs_input_grad_and_non_tensor_args():
     out = MulAdd.apply(a, b, c, 2.0)
     assert out.grad_fn.needs_input_grad == (True, False, True, False)
     out.sum().backward()
-    np.testing.assert_allclose(np.asarray(a.grad.data), np.asarray(b.data))
-    np.testing.assert_allclose(np.asarray(c.grad.data), np.full(3, 2.0))
+    np.testing.assert_allclose(np.asarray(a.grad.array), np.asarray(b.array))
+    np.testing.assert_allclose(np.asarray(c.grad.array), np.full(3, 2.0))
     assert b.grad is None
     assert autograd.gradcheck(lambda a, c: MulAdd.apply(a, b, c, 3.0), (a, c))
 
@@ -301,14 +301,14 @@ def test_saved_output_round_trip():
     x = autograd.randn(3, dtype=autograd.float64, requires_grad=True)
     y = Exp.apply(x)
     (saved,) = y.grad_fn.saved_tensors
-    np.testing.assert_array_equal(np.asarray(saved.data), np.asarray(y.data))
+    np.testing.assert_array_equal(np.asarray(saved.array), np.asarray(y.array))
 
 
 def test_mark_dirty_in_place_function():
     class AddOneInPlace(Function):
         @staticmethod
         def forward(ctx, x):
-            x.data[...] = x.data + 1
+            x.array[...] = x.array + 1
             ctx.mark_dirty(x)
             return x
 
@@ -355,4 +355,4 @@ def test_custom_function_against_torch_semantics():
     tx = torch.tensor(vals, dtype=torch.float64, requires_grad=True)
     (Exp.apply(x) * x).sum().backward()
     (TExp.apply(tx) * tx).sum().backward()
-    np.testing.assert_allclose(np.asarray(x.grad.data), tx.grad.numpy(), rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(x.grad.array), tx.grad.numpy(), rtol=1e-14)

@@ -117,7 +117,7 @@ def test_gradcheck_non_contiguous_inputs():
         with pytest.raises(RuntimeError):
             autograd.gradcheck(WrongSin.apply, (x,))
         # the input is left unchanged by the finite differences
-        np.testing.assert_array_equal(np.asarray(x.data), v)
+        np.testing.assert_array_equal(np.asarray(x.array), v)
 
 
 def test_gradcheck_tolerances():
@@ -214,4 +214,4 @@ def test_gradcheck_fast_mode():
     assert autograd.gradcheck(WrongSin.apply, (x,), fast_mode=True,
                               raise_exception=False) is False
     # the inputs are restored after the finite differences
-    np.testing.assert_array_equal(np.asarray(x.data), np.asarray(_x(3, 4).data))
+    np.testing.assert_array_equal(np.asarray(x.array), np.asarray(_x(3, 4).array))

@@ -139,8 +139,8 @@ def test_inplace_result_gradient_against_torch():
     out.backward()
     tout.backward()
     np.testing.assert_allclose(out.item(), tout.item(), rtol=1e-12)
-    np.testing.assert_allclose(np.asarray(x.grad.data), tx.grad.numpy(), rtol=1e-10)
-    np.testing.assert_allclose(np.asarray(w.grad.data), tw.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(x.grad.array), tx.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(w.grad.array), tw.grad.numpy(), rtol=1e-10)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -326,8 +326,8 @@ def test_sibling_views_against_torch():
     out.backward()
     tout.backward()
     np.testing.assert_allclose(out.item(), tout.item(), rtol=1e-12)
-    np.testing.assert_allclose(np.asarray(x.grad.data), tx.grad.numpy(), rtol=1e-10)
-    np.testing.assert_allclose(np.asarray(w.grad.data), tw.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(x.grad.array), tx.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(w.grad.array), tw.grad.numpy(), rtol=1e-10)
 
 
 @pytest.mark.parametrize("make, name", [

@@ -27,7 +27,7 @@ def values(dtype, shape, seed=0):
 
 
 def as_numpy(t):
-    return np.asarray(t.data)
+    return np.asarray(t.array)
 
 
 def raw_file(header, data=b"", pad=True):
@@ -58,7 +58,7 @@ def test_round_trip(tmp_path, dtype, shape):
     assert t.dtype.name == dtype and t.shape == shape and t.device == "cpu"
     assert not t.requires_grad and t.is_leaf
     np.testing.assert_array_equal(as_numpy(t), n)
-    assert t.data.flags.c_contiguous and t.data.flags.owndata
+    assert t.array.flags.c_contiguous and t.array.flags.owndata
 
 
 def test_many_tensors_and_names(tmp_path):

@@ -14,7 +14,7 @@ import carray
 
 def test_attributes_of_a_leaf():
     x = autograd.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
-    assert isinstance(x.data, carray.Array)
+    assert isinstance(x.array, carray.Array)
     assert x.grad is None and x.requires_grad and x.is_leaf and x.grad_fn is None
     assert x.shape == (2, 3) and x.ndim == 2 and x.dim() == 2
     assert x.dtype == autograd.float32 and x.device == "cpu"
@@ -79,8 +79,8 @@ def test_detach():
     y = x * 3
     d = y.detach()
     assert not d.requires_grad and d.is_leaf and d.grad_fn is None
-    assert np.shares_memory(np.asarray(d.data), np.asarray(y.data))
-    d.data[0] = 10.0  # shares memory (and the version counter)
+    assert np.shares_memory(np.asarray(d.array), np.asarray(y.array))
+    d.array[0] = 10.0  # shares memory (and the version counter)
     assert y.tolist()[0] == 10.0
     assert autograd.detach(x).tolist() == [1.0, 2.0]
 
@@ -156,7 +156,7 @@ def test_pickle_and_deepcopy_of_leaves():
     x.grad = autograd.tensor([0.5, 0.5])
     z = copy.deepcopy(x)
     assert z.grad.tolist() == [0.5, 0.5] and z.requires_grad
-    assert not np.shares_memory(np.asarray(z.data), np.asarray(x.data))
+    assert not np.shares_memory(np.asarray(z.array), np.asarray(x.array))
     with pytest.raises(RuntimeError):
         copy.deepcopy(x * 2)
 
@@ -252,3 +252,36 @@ def test_numpy_array_copies_and_asarray_shares():
     np.asarray(t)[0] = 5
     assert t.tolist() == [5.0, 1.0]
     assert np.asarray(t, dtype=np.float64).dtype == np.float64
+
+
+# -- .data (PyTorch's detached view) and .array (the carray.Array) --------------------------------
+
+def test_data_is_a_detached_tensor_sharing_memory():
+    p = autograd.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (p * p).sum().backward()
+    d = p.data
+    assert isinstance(d, autograd.Tensor) and not d.requires_grad and d.grad_fn is None
+    assert isinstance(p.array, carray.Array) and d.array is p.array
+    version = p._version
+    p.data.add_(p.grad, alpha=-0.5)            # the classic hand-written SGD step
+    assert p.tolist() == [0.0, 0.0, 0.0]       # 1 - 0.5 * 2 * 1, ...
+    assert p._version == version and p.requires_grad and p.is_leaf
+
+
+def test_data_setter_replaces_the_values():
+    t = autograd.zeros(2, 3)
+    t.data = autograd.ones(4)
+    assert t.shape == (4,) and t.tolist() == [1.0] * 4
+    with pytest.raises(TypeError, match="has to be a tensor"):
+        t.data = [1.0, 2.0]
+
+
+def test_data_matches_torch():
+    torch = pytest.importorskip("torch")
+    for lib in (torch, autograd):
+        w = lib.tensor([0.5, -1.0], requires_grad=True)
+        (w * lib.tensor([2.0, 3.0])).sum().backward()
+        w.data.sub_(0.1 * w.grad)
+        if lib is torch:
+            expected = w.detach().tolist()
+    assert w.tolist() == pytest.approx(expected)

@@ -82,7 +82,7 @@ def test_piecewise_constant_have_zero_gradient(name, fn, ref):
     check_op(fn, ref, x)
     t = make_input(x, "contiguous")
     fn(t).sum().backward()
-    np.testing.assert_array_equal(np.asarray(t.grad.data), np.zeros((2, 3)))
+    np.testing.assert_array_equal(np.asarray(t.grad.array), np.zeros((2, 3)))
 
 
 def test_relu_and_abs_gradient_at_zero():
@@ -134,8 +134,8 @@ def test_binary_gradients_have_input_shapes():
         assert a.grad.shape == (3, 1, 4) and b.grad.shape == (2, 1)
     a.grad = b.grad = None
     (a + b).sum().backward()
-    np.testing.assert_allclose(np.asarray(a.grad.data), np.full((3, 1, 4), 2.0))
-    np.testing.assert_allclose(np.asarray(b.grad.data), np.full((2, 1), 12.0))
+    np.testing.assert_allclose(np.asarray(a.grad.array), np.full((3, 1, 4), 2.0))
+    np.testing.assert_allclose(np.asarray(b.grad.array), np.full((2, 1), 12.0))
 
 
 @pytest.mark.parametrize("scalar", [2.5, -3, 0.5])
@@ -229,9 +229,9 @@ def test_comparisons_give_bool_without_grad(name):
     out = fn(ta, tb)
     assert out.dtype == autograd.bool
     assert not out.requires_grad and out.grad_fn is None
-    np.testing.assert_array_equal(np.asarray(out.data), ref(a, b))
+    np.testing.assert_array_equal(np.asarray(out.array), ref(a, b))
     out2 = fn(ta, 1.0)
-    np.testing.assert_array_equal(np.asarray(out2.data), ref(a, 1.0))
+    np.testing.assert_array_equal(np.asarray(out2.array), ref(a, 1.0))
 
 
 def test_where():
@@ -245,8 +245,8 @@ def test_where():
              lambda y: np.where(cond[0], 2.0, y), (3, 1))
     x = autograd.randn(3, 4, requires_grad=True)
     y = x.where(x > 0, autograd.zeros(()))
-    np.testing.assert_allclose(np.asarray(y.detach().data),
-                               np.maximum(np.asarray(x.detach().data), 0))
+    np.testing.assert_allclose(np.asarray(y.detach().array),
+                               np.maximum(np.asarray(x.detach().array), 0))
 
 
 @pytest.mark.parametrize("lo,hi", [(-0.5, 0.5), (-0.3, None), (None, 0.2), (0.4, -0.4)])
@@ -296,7 +296,7 @@ def test_clamp_gradient_matches_pytorch_at_bounds():
 def test_integer_arithmetic_exact():
     a = autograd.tensor([[1, 2, 3], [4, 5, 6]])
     b = autograd.tensor([7, -8, 9])
-    np.testing.assert_array_equal(np.asarray((a * b - a + 3).data),
+    np.testing.assert_array_equal(np.asarray((a * b - a + 3).array),
                                   np.array([[1, 2, 3], [4, 5, 6]]) * [7, -8, 9]
                                   - [[1, 2, 3], [4, 5, 6]] + 3)
     assert (a // 2).tolist() == [[0, 1, 1], [2, 2, 3]]
@@ -311,7 +311,7 @@ def test_float32_values_against_numpy():
                     (autograd.sqrt, np.sqrt), (autograd.sin, np.sin)]:
         out = fn(t)
         assert out.dtype == autograd.float32
-        np.testing.assert_allclose(np.asarray(out.data), ref(x), rtol=1e-5)
+        np.testing.assert_allclose(np.asarray(out.array), ref(x), rtol=1e-5)
 
 
 def test_against_torch_random_expression():
@@ -330,8 +330,8 @@ def test_against_torch_random_expression():
     out.backward()
     tout.backward()
     np.testing.assert_allclose(out.item(), tout.item(), rtol=1e-12)
-    np.testing.assert_allclose(np.asarray(x.grad.data), tx.grad.numpy(), rtol=1e-10)
-    np.testing.assert_allclose(np.asarray(y.grad.data), ty.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(x.grad.array), tx.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(y.grad.array), ty.grad.numpy(), rtol=1e-10)
 
 
 # -- PyTorch's semantics found by the torch comparison audit ----------------------------------

@@ -24,11 +24,11 @@ def test_basic_index(key):
 def test_basic_index_is_a_view_with_gradient_into_place():
     x = autograd.zeros(3, 4, dtype=autograd.float64, requires_grad=True)
     y = x[1:, ::2]
-    assert np.shares_memory(np.asarray(y.data), np.asarray(x.data))
+    assert np.shares_memory(np.asarray(y.array), np.asarray(x.array))
     (y * 3).sum().backward()
     expected = np.zeros((3, 4))
     expected[1:, ::2] = 3
-    np.testing.assert_array_equal(np.asarray(x.grad.data), expected)
+    np.testing.assert_array_equal(np.asarray(x.grad.array), expected)
 
 
 @pytest.mark.parametrize("key", [slice(None, None, -1), (slice(None), slice(3, 0, -1)),
@@ -68,7 +68,7 @@ ADVANCED = {
 
 
 def _np_key(key):
-    return tuple(np.asarray(k.data) if isinstance(k, autograd.Tensor) else k for k in key)
+    return tuple(np.asarray(k.array) if isinstance(k, autograd.Tensor) else k for k in key)
 
 
 @pytest.mark.parametrize("name", sorted(ADVANCED))
@@ -126,7 +126,7 @@ def test_advanced_index_against_torch():
     out.backward()
     tout.backward()
     np.testing.assert_allclose(out.item(), tout.item(), rtol=1e-12)
-    np.testing.assert_allclose(np.asarray(x.grad.data), tx.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(x.grad.array), tx.grad.numpy(), rtol=1e-10)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -241,8 +241,8 @@ def test_setitem_against_torch():
     out.backward()
     tout.backward()
     np.testing.assert_allclose(out.item(), tout.item(), rtol=1e-12)
-    np.testing.assert_allclose(np.asarray(x.grad.data), tx.grad.numpy(), rtol=1e-10)
-    np.testing.assert_allclose(np.asarray(v.grad.data), tv.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(x.grad.array), tx.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(v.grad.array), tv.grad.numpy(), rtol=1e-10)
 
 
 def test_setitem_shape_mismatch_raises_runtime_error():

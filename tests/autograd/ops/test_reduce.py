@@ -42,7 +42,7 @@ def test_std_of_constant_has_zero_gradient():
     # PyTorch's std backward is 0 where the deviation is 0 (not nan from sqrt'(0))
     x = autograd.tensor([[3.0, 3.0], [1.0, 2.0]], dtype=autograd.float64, requires_grad=True)
     x.std(1).sum().backward()
-    np.testing.assert_allclose(np.asarray(x.grad.data), [[0.0, 0.0], [-0.5 ** 0.5, 0.5 ** 0.5]])
+    np.testing.assert_allclose(np.asarray(x.grad.array), [[0.0, 0.0], [-0.5 ** 0.5, 0.5 ** 0.5]])
 
 
 def test_var_unbiased_flag():
@@ -76,7 +76,7 @@ def test_prod_with_zeros(zeros):
     t = make_input(x, "contiguous")
     t.prod().backward()
     expected = np.array([[np.prod(np.delete(x.ravel(), k)) for k in range(12)]]).reshape(3, 4)
-    np.testing.assert_allclose(np.asarray(t.grad.data), expected, atol=1e-15)
+    np.testing.assert_allclose(np.asarray(t.grad.array), expected, atol=1e-15)
 
 
 @pytest.mark.parametrize("name", ["amax", "amin"])
@@ -94,7 +94,7 @@ def test_amax_amin(name):
 def test_amax_ties_split_evenly():
     x = autograd.tensor([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]], requires_grad=True)
     x.amax(1).sum().backward()
-    np.testing.assert_allclose(np.asarray(x.grad.data),
+    np.testing.assert_allclose(np.asarray(x.grad.array),
                                [[0, 0.5, 0.5], [1 / 3, 1 / 3, 1 / 3]])
 
 
@@ -244,7 +244,7 @@ def test_reductions_against_torch():
     out.backward()
     tout.backward()
     np.testing.assert_allclose(out.item(), tout.item(), rtol=1e-12)
-    np.testing.assert_allclose(np.asarray(x.grad.data), tx.grad.numpy(), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(x.grad.array), tx.grad.numpy(), rtol=1e-9, atol=1e-12)
 
 
 # -- PyTorch's semantics found by the torch comparison audit ----------------------------------

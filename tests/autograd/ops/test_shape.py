@@ -101,7 +101,7 @@ def test_split_pieces_used_partly():
     x = autograd.randn(4, 3, dtype=autograd.float64, requires_grad=True)
     a, b = x.split(2)
     (a * 3).sum().backward()
-    np.testing.assert_array_equal(np.asarray(x.grad.data),
+    np.testing.assert_array_equal(np.asarray(x.grad.array),
                                   np.concatenate([np.full((2, 3), 3.0), np.zeros((2, 3))]))
 
 
@@ -145,12 +145,12 @@ def test_views_share_memory():
     for v in (x.view(6), x.reshape(3, 2), x.t(), x.transpose(0, 1), x.permute(1, 0),
               x.unsqueeze(0), x[0], x[:, 1:], x.narrow(1, 0, 2), x.split(1)[1], x.unbind(1)[2],
               x.flatten(), x.expand(4, 2, 3), x.T, x.mT, x.view(2, 1, 3).squeeze(1)):
-        assert np.shares_memory(np.asarray(v.data), np.asarray(x.data)), v.shape
-    assert not np.shares_memory(np.asarray(x.clone().data), np.asarray(x.data))
-    assert not np.shares_memory(np.asarray(x.flip(0).data), np.asarray(x.data))
-    assert not np.shares_memory(np.asarray(x.repeat(1, 2).data), np.asarray(x.data))
+        assert np.shares_memory(np.asarray(v.array), np.asarray(x.array)), v.shape
+    assert not np.shares_memory(np.asarray(x.clone().array), np.asarray(x.array))
+    assert not np.shares_memory(np.asarray(x.flip(0).array), np.asarray(x.array))
+    assert not np.shares_memory(np.asarray(x.repeat(1, 2).array), np.asarray(x.array))
     y = x.t()
-    x.data[0, 1] = 7
+    x.array[0, 1] = 7
     assert y[1, 0].item() == 7
 
 
@@ -216,7 +216,7 @@ def test_shape_ops_against_torch():
     out.backward()
     tout.backward()
     np.testing.assert_allclose(out.item(), tout.item(), rtol=1e-12)
-    np.testing.assert_allclose(np.asarray(x.grad.data), tx.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(x.grad.array), tx.grad.numpy(), rtol=1e-10)
 
 
 def test_make_input_layouts():

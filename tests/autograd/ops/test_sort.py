@@ -34,7 +34,7 @@ def _pair(values, device):
 
 
 def _same(ours, theirs):
-    got = np.asarray(ours.cpu().data)
+    got = np.asarray(ours.cpu().array)
     want = theirs.numpy()
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_array_equal(got, want)
