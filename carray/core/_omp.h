@@ -7,6 +7,12 @@
  * carray_region_exit); when one was more than CARRAY_LATE seconds late, carray_max_threads()
  * answers 1 for a while (doubling while it keeps happening, up to a second), then tries again.
  * The state is per extension module and only steers the thread count: it never affects results.
+ *
+ * fork(): the OpenMP worker threads of a process do not exist in a child it forks, and libgomp's
+ * pool still counts them, so the child's first parallel region would wait for them forever. An
+ * at-fork handler (installed by carray_omp_init, which carray.core._strided calls at import) marks
+ * the child, and carray_max_threads() answers 1 there from then on: a forked child (multiprocessing
+ * with the fork start method, DataLoader workers) runs carray's loops on its one thread.
  */
 #ifndef CARRAY_OMP_H
 #define CARRAY_OMP_H
@@ -22,6 +28,7 @@ static double carray__now(void) {
 }
 
 static double carray__serial_until = 0.0;    /* run on one thread until then */
+static int carray__forked = 0;               /* set in a forked child: one thread for good */
 static double carray__backoff = 0.01;        /* next serial period (s) */
 static double carray__seen[CARRAY_MAX_SEEN]; /* when each thread began the current region */
 
@@ -29,6 +36,8 @@ static double carray__seen[CARRAY_MAX_SEEN]; /* when each thread began the curre
 #include <omp.h>
 static int carray_max_threads(void) {
     int n = omp_get_max_threads();
+    if (carray__forked)
+        return 1;
     if (n > 1 && carray__serial_until > 0.0 && carray__now() < carray__serial_until)
         return 1;
     return n;
@@ -38,6 +47,28 @@ static void carray_set_threads(int n) { omp_set_num_threads(n); carray__serial_u
 static int carray_max_threads(void) { return 1; }
 static void carray_set_threads(int n) { (void)n; }
 #endif
+
+#ifndef _WIN32
+#include <pthread.h>
+static void carray__child_after_fork(void) {
+    carray__forked = 1;
+#ifdef _OPENMP
+    omp_set_num_threads(1);      /* also for regions that ask OpenMP directly (the GEMM's) */
+#endif
+}
+/* Install the at-fork handler (once per process; returns 0, or an errno from pthread_atfork). */
+static int carray_omp_init(void) {
+    static int done = 0;
+    if (done) return 0;
+    done = 1;
+    return pthread_atfork(NULL, NULL, carray__child_after_fork);
+}
+#else
+static int carray_omp_init(void) { return 0; }
+#endif
+
+/* 1 in a child of fork() (see above). */
+static int carray_forked(void) { return carray__forked; }
 
 /* Call before a parallel region: returns its start time. */
 static double carray_region_enter(int nthreads) {

@@ -20,6 +20,12 @@ cdef extern from "_omp.h" nogil:
     double carray_region_enter(int nthreads)
     void carray_thread_seen(int tid)
     void carray_region_exit(double start, int nthreads)
+    int carray_omp_init()
+    int carray_forked()
+
+
+if carray_omp_init() != 0:      # the at-fork handler (see _omp.h): a forked child runs serially
+    raise ImportError("carray: pthread_atfork failed")
 
 
 cdef int max_threads() noexcept nogil:
@@ -41,8 +47,14 @@ cdef void region_exit(double start, int nthreads) noexcept nogil:
 
 
 def get_num_threads():
-    """Number of threads carray's parallel loops use."""
+    """Number of threads carray's parallel loops use (1 in a child of fork(), whose OpenMP
+    threads did not survive the fork)."""
     return carray_max_threads()
+
+
+def _forked():
+    """True in a child of fork() (carray's loops run on one thread there; see _omp.h)."""
+    return bool(carray_forked())
 
 
 def set_num_threads(int n):
