@@ -13,7 +13,7 @@ from collections.abc import Mapping
 import carray
 from autograd.grad_mode import no_grad
 from autograd.nn.parameter import Parameter
-from autograd.tensor import Tensor
+from autograd.tensor import Tensor, device_name
 
 __all__ = ["Module"]
 
@@ -555,7 +555,7 @@ def _parse_to(args, kwargs):
         elif a is not None:
             dtype = a
     if device is not None:
-        device = str(device).split(":")[0]
+        device = device_name(device)
     if dtype is not None:
         dtype = carray.dtype(dtype)
         if dtype.kind != "f":
