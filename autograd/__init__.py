@@ -181,3 +181,19 @@ def detach(input):
 __version__ = _carray.__version__
 from autograd import datasets, nn, optim, utils  # noqa: E402,F401  (autograd.datasets, autograd.utils.data)  # noqa: E402,F401  (autograd.nn, autograd.optim as in torch)
 from autograd.serialization import load, save  # noqa: E402
+
+# -- PyTorch's surface around the ops (h1): the device module ("cuda" is the OpenCL GPU),
+# torch.accelerator, torch.backends flags, inference_mode, Size ------------------------------
+# isort: split
+import sys as _sys  # noqa: E402
+
+from autograd import accelerator, backends, gpu  # noqa: E402
+from autograd._size import Size  # noqa: E402
+from autograd.backends import (  # noqa: E402
+    get_float32_matmul_precision,
+    set_float32_matmul_precision,
+)
+from autograd.grad_mode import inference_mode, is_inference_mode_enabled  # noqa: E402
+
+cuda = gpu          # the same module, so `import autograd.cuda` works too
+_sys.modules[__name__ + ".cuda"] = gpu

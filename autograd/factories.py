@@ -7,7 +7,7 @@ import sys
 
 import carray
 from autograd._defaults import get_default_dtype, set_default_dtype
-from autograd.tensor import Tensor, _to_array
+from autograd.tensor import Tensor, _to_array, device_name
 from carray.cpu._random import _restore
 
 __all__ = ["arange", "empty", "empty_like", "eye", "full", "full_like", "linspace",
@@ -29,7 +29,7 @@ def _dtype(dtype):
 
 
 def _device(device):
-    return str(device).split(":")[0] if device is not None else "cpu"
+    return device_name(device) if device is not None else "cpu"
 
 
 def _size(size):

@@ -7,11 +7,13 @@
 import functools
 import threading
 
-__all__ = ["enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled"]
+__all__ = ["enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled", "inference_mode",
+           "is_inference_mode_enabled"]
 
 
 class _GradState(threading.local):
     enabled = True
+    inference = False    # inside inference_mode()
 
 
 _state = _GradState()
@@ -98,3 +100,56 @@ class set_grad_enabled(_GradModeContext):
     def __call__(self, fn):
         _state.enabled = self._prev  # used as a decorator: no effect until fn is called
         return _run_in_mode(fn, self._mode)
+
+
+# -- inference mode (h1: PyTorch's surface) ---------------------------------------------------
+
+def is_inference_mode_enabled():
+    """True inside inference_mode() in this thread."""
+    return _state.inference
+
+
+class inference_mode:
+    """inference_mode(mode=True): context manager and decorator (with or without parentheses)
+    for code that never needs backward, as torch.inference_mode. mode=True turns grad mode off;
+    mode=False turns it on and leaves inference mode (as PyTorch's, it undoes an outer
+    inference_mode or no_grad). The previous modes come back on exit. Here it is no_grad plus
+    the is_inference_mode_enabled() flag: tensors made inside are ordinary tensors (PyTorch's
+    "inference tensors" refuse later autograd use; ours do not). TypeError when mode is not a
+    bool."""
+
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        if callable(mode):          # @inference_mode, without parentheses
+            return cls()(mode)
+        raise TypeError(f"inference_mode(): argument 'mode' must be bool, not "
+                        f"{type(mode).__name__}")
+
+    def __init__(self, mode=True):
+        self.mode = mode
+
+    def __enter__(self):
+        self._prev = (_state.enabled, _state.inference)
+        _state.enabled, _state.inference = not self.mode, self.mode
+
+    def __exit__(self, *exc):
+        _state.enabled, _state.inference = self._prev
+        return False
+
+    def __call__(self, fn):
+        mode = self.mode
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            prev = (_state.enabled, _state.inference)
+            _state.enabled, _state.inference = not mode, mode
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _state.enabled, _state.inference = prev
+        return wrapper
+
+    def clone(self):
+        """A new context manager with the same mode."""
+        return type(self)(self.mode)

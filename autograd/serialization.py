@@ -23,7 +23,7 @@ import struct
 import sys
 
 import carray
-from autograd.tensor import Tensor
+from autograd.tensor import Tensor, device_name
 
 __all__ = ["save", "load", "load_metadata"]
 
@@ -87,6 +87,11 @@ def _write_file(fh, header, arrays):
 def _prepare(obj, metadata):
     """(padded header bytes, arrays in file order) for save."""
     if not isinstance(obj, dict):
+        if hasattr(obj, "state_dict"):     # a whole nn.Module (or optimizer)
+            raise TypeError(f"save stores a dict of name -> Tensor, not a "
+                            f"{type(obj).__name__} object (safetensors holds tensors, not "
+                            f"objects); save its state_dict() instead: "
+                            f"autograd.save(model.state_dict(), f)")
         raise TypeError(f"save expects a dict of name -> Tensor (a state_dict), got "
                         f"{type(obj).__name__}")
     entries = []
@@ -151,12 +156,25 @@ def _write_array(fh, arr):
 # load
 # ---------------------------------------------------------------------------------------------
 
-def load(f, device="cpu"):
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
+         device=None, **pickle_load_args):
     """The dict of name -> Tensor stored in the safetensors file f (a str, os.PathLike or binary
-    file object), on device ("cpu" or "gpu"). ValueError when the file is truncated or
-    corrupted (the message says what is wrong) or holds a dtype autograd lacks; OSError when
-    it cannot be read."""
-    device = str(device).split(":")[0]
+    file object), with torch.load's arguments. The file holds CPU tensors; map_location puts
+    them elsewhere: a device ("cpu", "gpu", "cuda", "cuda:0", autograd.device), a dict mapping
+    the saved location ("cpu") to a device, or a callable(tensor, "cpu") returning the tensor
+    to use (None keeps it). device= is the older name of a device map_location.
+    weights_only and mmap are accepted: loading only ever reads tensors and never runs code
+    (the safety weights_only=True asks for), and the file is read into memory, not mapped.
+    ValueError when the file is truncated or corrupted (the message says what is wrong) or
+    holds a dtype autograd lacks; OSError when it cannot be read; RuntimeError for a
+    pickle_module with weights_only=True (as PyTorch); TypeError for an unknown
+    map_location."""
+    if pickle_module is not None and weights_only:
+        raise RuntimeError("Can not safely load weights when explicit pickle_module is "
+                           "specified")
+    if map_location is None:
+        map_location = device
+    place = _placement(map_location)
     with _opened(f, "rb") as fh:
         size = _remaining(fh)
         n = _read_header_length(fh.read(8), size)
@@ -164,9 +182,27 @@ def load(f, device="cpu"):
         _check_offsets(entries, size - 8 - n)
         out = {}
         for name, code, shape, begin, end in entries:
-            arr = _read_array(fh, name, code, shape, end - begin)
-            out[name] = Tensor._wrap(arr if device == "cpu" else arr.to(device))
+            out[name] = place(Tensor._wrap(_read_array(fh, name, code, shape, end - begin)))
     return out
+
+
+def _placement(map_location):
+    """A function moving a loaded (CPU) tensor where map_location says."""
+    if map_location is None:
+        return lambda t: t
+    if isinstance(map_location, dict):
+        target = map_location.get("cpu", None)
+        return _placement(target) if target is not None else (lambda t: t)
+    if callable(map_location) and not isinstance(map_location, str):
+        def call(t):
+            moved = map_location(t, "cpu")
+            return t if moved is None else moved
+        return call
+    if not isinstance(map_location, str):
+        raise TypeError(f"map_location should be a str, a device, a dict or a callable, got "
+                        f"{type(map_location).__name__}")
+    name = device_name(map_location)
+    return lambda t: t if name == "cpu" else Tensor._wrap(t.array.to(name))
 
 
 def load_metadata(f):

@@ -21,10 +21,12 @@ import weakref
 
 import carray
 from autograd._format import format_tensor
+from autograd._size import Size
 
 __all__ = ["Tensor"]
 
 _new = object.__new__
+_tuple_new = tuple.__new__
 
 
 class Tensor:
@@ -205,7 +207,8 @@ class Tensor:
 
     @property
     def shape(self):
-        return self.array.shape
+        """The sizes of the dimensions, an autograd.Size (a tuple)."""
+        return _tuple_new(Size, self.array.shape)
 
     @property
     def dtype(self):
@@ -223,15 +226,16 @@ class Tensor:
 
     @property
     def is_cuda(self):
-        return False
+        """True when the data live on the OpenCL GPU ("cuda" is another name for it)."""
+        return self.array.device == "gpu"
 
     def is_floating_point(self):
         return self.array.dtype.kind == "f"
 
     def size(self, dim=None):
-        """The shape, or its length along dim."""
+        """The shape (an autograd.Size), or its length along dim."""
         if dim is None:
-            return self.array.shape
+            return _tuple_new(Size, self.array.shape)
         return self.array.shape[norm_dim(dim, self.array.ndim)]
 
     def dim(self):
@@ -368,18 +372,27 @@ class _RemovableHandle:
 
 
 class device(str):
-    """A device name, 'cpu' or 'gpu' ('gpu:0' and 'cuda' mean 'gpu'); a str, so it compares
-    equal to the name, with PyTorch's .type and .index."""
+    """A device: 'cpu' or 'gpu' (the OpenCL device). 'cuda' and 'opencl' are other names of
+    'gpu', so PyTorch programs run unchanged: device('cuda') == device('gpu') == 'gpu', and its
+    .type is 'gpu'. A str, so it compares equal to the name; .index is the number after ':'
+    (or the index argument), None when not given. RuntimeError for other device names."""
 
     def __new__(cls, name="cpu", index=None):
+        if isinstance(name, device) and index is None:
+            return name
         text = str(name)
-        kind = text.split(":")[0]
+        kind, sep, num = text.partition(":")
         if kind in ("cuda", "opencl"):
             kind = "gpu"
-        if kind not in ("cpu", "gpu"):
-            raise RuntimeError(f"Expected one of cpu, gpu device type at start of device string: "
-                               f"{text}")
-        return str.__new__(cls, kind)
+        if kind not in ("cpu", "gpu") or (sep and not num.isdigit()):
+            raise RuntimeError(f"Expected one of cpu, gpu, cuda device type at start of device "
+                               f"string: {text}")
+        out = str.__new__(cls, kind)
+        if sep:
+            out.index = int(num)
+        elif index is not None:
+            out.index = operator.index(index)
+        return out
 
     @property
     def type(self):
@@ -388,7 +401,17 @@ class device(str):
     index = None
 
     def __repr__(self):
-        return f"device(type='{self}')"
+        if self.index is None:
+            return f"device(type='{self}')"
+        return f"device(type='{self}', index={self.index})"
+
+
+def device_name(d):
+    """'cpu' or 'gpu' for any accepted spelling of a device ('cuda:0', autograd.device('cuda'),
+    'gpu' ...); RuntimeError for others (see device)."""
+    if d == "cpu" or d == "gpu":
+        return str(d)
+    return str(device(d))
 
 
 _DEVICES = {}
@@ -428,8 +451,8 @@ def _to_array(data, dtype, device):
         arr = carray.asarray(data, dtype=dtype)
         if dtype is None and arr.dtype == carray.float64 and not _is_float64_source(data):
             arr = arr.astype(carray.float32)
-    if device is not None and arr.device != str(device):
-        arr = arr.to(str(device))
+    if device is not None and arr.device != device_name(device):
+        arr = arr.to(device_name(device))
     return arr
 
 

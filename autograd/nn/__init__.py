@@ -13,3 +13,8 @@ from autograd.nn.linear import Flatten, Identity, Linear  # noqa: F401,E402
 from autograd.nn.loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss  # noqa: F401,E402
 from autograd.nn.module import Module  # noqa: F401,E402
 from autograd.nn.parameter import Parameter  # noqa: F401,E402
+
+# -- h1 (PyTorch's surface): nn.parallel and nn.DataParallel, as torch.nn ----------------------
+# isort: split
+from autograd.nn import parallel  # noqa: F401,E402
+from autograd.nn.parallel import DataParallel  # noqa: F401,E402

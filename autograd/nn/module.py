@@ -12,8 +12,9 @@ from collections.abc import Mapping
 
 import carray
 from autograd.grad_mode import no_grad
+from autograd.nn._backward_hooks import BackwardHook
 from autograd.nn.parameter import Parameter
-from autograd.tensor import Tensor
+from autograd.tensor import Tensor, device_name
 
 __all__ = ["Module"]
 
@@ -35,6 +36,7 @@ class _RemovableHandle:
     def __init__(self, hooks, key):
         self._hooks = hooks
         self._key = key
+        self.id = key
 
     def remove(self):
         self._hooks.pop(self._key, None)
@@ -65,6 +67,9 @@ class Module:
         d["_modules"] = OrderedDict()
         d["_forward_hooks"] = OrderedDict()
         d["_forward_pre_hooks"] = OrderedDict()
+        d["_forward_hooks_with_kwargs"] = set()
+        d["_forward_pre_hooks_with_kwargs"] = set()
+        d["_backward_hooks"] = OrderedDict()
 
     def forward(self, *input):
         """Subclasses define the computation here (NotImplementedError otherwise)."""
@@ -72,36 +77,75 @@ class Module:
                                   f'"forward" function')
 
     def __call__(self, *args, **kwargs):
-        """forward(*args, **kwargs), with the forward pre-hooks before and forward hooks after."""
-        pre = self.__dict__.get("_forward_pre_hooks")
-        post = self.__dict__.get("_forward_hooks")
+        """forward(*args, **kwargs), with the forward pre-hooks before and forward hooks after;
+        full backward hooks are attached to the inputs and outputs (see _backward_hooks.py)."""
+        d = self.__dict__
+        pre = d.get("_forward_pre_hooks")
+        post = d.get("_forward_hooks")
+        backward = d.get("_backward_hooks")
         if pre:
-            for hook in list(pre.values()):
-                new = hook(self, args)
-                if new is not None:
-                    args = new if isinstance(new, tuple) else (new,)
+            with_kwargs = d["_forward_pre_hooks_with_kwargs"]
+            for key, hook in list(pre.items()):
+                if key in with_kwargs:
+                    new = hook(self, args, kwargs)
+                    if new is not None:
+                        if not (isinstance(new, tuple) and len(new) == 2):
+                            raise RuntimeError(f"forward pre-hook must return None or a tuple "
+                                               f"of (new_args, new_kwargs), but got {new}.")
+                        args, kwargs = new
+                else:
+                    new = hook(self, args)
+                    if new is not None:
+                        args = new if isinstance(new, tuple) else (new,)
+        if backward:
+            state = BackwardHook(self, backward)
+            args = state.setup_inputs(args)
         out = self.forward(*args, **kwargs)
         if post:
-            for hook in list(post.values()):
-                new = hook(self, args, out)
+            with_kwargs = d["_forward_hooks_with_kwargs"]
+            for key, hook in list(post.items()):
+                new = hook(self, args, kwargs, out) if key in with_kwargs else \
+                    hook(self, args, out)
                 if new is not None:
                     out = new
+        if backward:
+            out = state.setup_outputs(out)
         return out
 
-    def register_forward_hook(self, hook):
-        """Run hook(module, args, output) after each forward; a non-None result replaces the
-        output. Returns a handle with .remove()."""
-        return self._add_hook(self._forward_hooks, hook)
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
+                              always_call=False):
+        """Run hook(module, args, output) after each forward (hook(module, args, kwargs,
+        output) with_kwargs); a non-None result replaces the output. prepend: run it before
+        the hooks already registered. Returns a handle with .remove(). (always_call is accepted;
+        hooks do not run when forward raises.)"""
+        handle = self._add_hook(self._forward_hooks, hook, prepend)
+        if with_kwargs:
+            self._forward_hooks_with_kwargs.add(handle.id)
+        return handle
 
-    def register_forward_pre_hook(self, hook):
-        """Run hook(module, args) before each forward; a non-None result replaces the
-        arguments. Returns a handle with .remove()."""
-        return self._add_hook(self._forward_pre_hooks, hook)
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """Run hook(module, args) before each forward; a non-None result (a tuple, or one value)
+        replaces the arguments. with_kwargs: hook(module, args, kwargs) returning None or
+        (new_args, new_kwargs). prepend: run it before the hooks already registered. Returns a
+        handle with .remove()."""
+        handle = self._add_hook(self._forward_pre_hooks, hook, prepend)
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs.add(handle.id)
+        return handle
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """Run hook(module, grad_input, grad_output) when the gradients of the module's
+        positional inputs are computed: grad_input and grad_output are tuples with one entry
+        per positional argument / output (None for non-tensors and tensors without grad); a
+        non-None result replaces grad_input. Returns a handle with .remove()."""
+        return self._add_hook(self._backward_hooks, hook, prepend)
 
     @staticmethod
-    def _add_hook(hooks, hook):
+    def _add_hook(hooks, hook, prepend=False):
         Module._next_hook_id += 1
         hooks[Module._next_hook_id] = hook
+        if prepend:
+            hooks.move_to_end(Module._next_hook_id, last=False)
         return _RemovableHandle(hooks, Module._next_hook_id)
 
     # -- registration ------------------------------------------------------------------------------
@@ -242,9 +286,22 @@ class Module:
         """The parameter at dotted path target ('fc1.weight'). AttributeError when absent."""
         path, _, name = target.rpartition(".")
         mod = self.get_submodule(path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{type(mod).__name__} has no attribute `{name}`")
         if name not in mod._parameters:
-            raise AttributeError(f"{type(mod).__name__} has no parameter `{name}`")
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
         return mod._parameters[name]
+
+    def get_buffer(self, target):
+        """The buffer at dotted path target ('bn.running_mean'). AttributeError when absent or
+        not a buffer."""
+        path, _, name = target.rpartition(".")
+        mod = self.get_submodule(path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{type(mod).__name__} has no attribute `{name}`")
+        if name not in mod._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return mod._buffers[name]
 
     # -- iteration ---------------------------------------------------------------------------------
 
@@ -355,7 +412,12 @@ class Module:
         return self._apply_data(lambda arr: _convert(arr, device, dtype))
 
     def cpu(self):
+        """Move parameters and buffers to the CPU; returns self."""
         return self.to("cpu")
+
+    def cuda(self, device=None):
+        """Move parameters and buffers to the GPU (the OpenCL device, "cuda"); returns self."""
+        return self.to("gpu")
 
     def double(self):
         return self.to(carray.float64)
@@ -555,7 +617,7 @@ def _parse_to(args, kwargs):
         elif a is not None:
             dtype = a
     if device is not None:
-        device = str(device).split(":")[0]
+        device = device_name(device)
     if dtype is not None:
         dtype = carray.dtype(dtype)
         if dtype.kind != "f":

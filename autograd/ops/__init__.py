@@ -27,3 +27,19 @@ from autograd.ops.scan import *  # noqa: F403
 from autograd.ops.shape import *  # noqa: F403
 from autograd.ops.sort import *  # noqa: F403
 from autograd.ops.torch_functions import *  # noqa: F403
+
+# -- out= (h1: PyTorch's surface): these torch.* functions take out=, in place of the above ----
+# isort: split
+from autograd.ops.out import (  # noqa: E402,F401
+    add,
+    bmm,
+    cat,
+    concat,
+    concatenate,
+    div,
+    matmul,
+    mm,
+    mul,
+    stack,
+    sub,
+)

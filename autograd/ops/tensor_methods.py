@@ -35,6 +35,7 @@ from autograd.ops.elementwise import (
 )
 from autograd.ops.inplace import commit, inplace, raw_binary, records
 from autograd.ops.shape import Clone, Expand, Index, IndexPut, Permute, Reshape, ToCopy, index_key
+from autograd.ops.tensor_type import tensor_cuda, tensor_type
 from autograd.ops.torch_functions import (
     abs,
     add,
@@ -136,7 +137,7 @@ from autograd.ops.torch_functions import (
     var,
     where,
 )
-from autograd.tensor import Tensor
+from autograd.tensor import Tensor, device_name
 
 __all__ = ["METHODS"]
 
@@ -170,7 +171,7 @@ def _method_to(self, *args, **kwargs):
         if dtype == self.array.dtype:
             dtype = None
     if device is not None:
-        device = str(device).split(":")[0]
+        device = device_name(device)
         if device == self.array.device:
             device = None
     if dtype is None and device is None:
@@ -464,6 +465,9 @@ METHODS["__itruediv__"] = METHODS["div_"]
 METHODS["__iand__"] = METHODS["bitwise_and_"]
 METHODS["__ior__"] = METHODS["bitwise_or_"]
 METHODS["__ixor__"] = METHODS["bitwise_xor_"]
+# -- h1 (PyTorch's surface): legacy type names and the GPU's other name ("cuda") -------------
+METHODS["type"] = tensor_type
+METHODS["cuda"] = tensor_cuda
 
 for _name, _fn in METHODS.items():
     setattr(Tensor, _name, _fn)

@@ -7,14 +7,15 @@ samplers, default_collate and DataLoader.
 Shuffling draws a permutation from autograd's generator (the global one, seeded by
 autograd.manual_seed, or the `generator=` passed in), once per epoch, so a run is reproducible.
 A TensorDataset is batched by indexing each of its tensors with one index tensor (a gather),
-not by stacking samples one by one. Loading always happens in the calling process.
+not by stacking samples one by one. Loading always happens in the calling process (num_workers
+and the other worker options are checked, not used).
 """
 
 import math
 import numbers
 
 import carray
-from autograd.factories import randperm, tensor
+from autograd.factories import randint, randperm, tensor
 from autograd.ops import stack
 from autograd.tensor import Tensor
 
@@ -108,18 +109,43 @@ class SequentialSampler(Sampler):
 
 
 class RandomSampler(Sampler):
-    """A new random permutation of the indices at each iteration, drawn with
-    autograd.randperm from generator (the global generator when None)."""
+    """Random indices of data_source, as torch.utils.data.RandomSampler: without replacement,
+    a new permutation at each iteration (num_samples > len(data_source) chains several);
+    with replacement, num_samples independent draws. Draws come from generator (the global
+    generator when None). TypeError when replacement is not a bool, ValueError when
+    num_samples (default len(data_source)) is not a positive int."""
 
-    def __init__(self, data_source, generator=None):
+    def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
         self.data_source = data_source
+        self.replacement = replacement
+        self._num_samples = num_samples
         self.generator = generator
+        if not isinstance(replacement, bool):
+            raise TypeError(f"replacement should be a boolean value, but got "
+                            f"replacement={replacement}")
+        n = self.num_samples
+        if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got "
+                             f"num_samples={n}")
+
+    @property
+    def num_samples(self):
+        return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
-        return iter(randperm(len(self.data_source), generator=self.generator).tolist())
+        n = len(self.data_source)
+        if self.replacement:
+            drawn = randint(0, n, (self.num_samples,), generator=self.generator)
+            yield from drawn.tolist()
+            return
+        for _ in range(self.num_samples // n):
+            yield from randperm(n, generator=self.generator).tolist()
+        rest = self.num_samples % n
+        if rest:
+            yield from randperm(n, generator=self.generator).tolist()[:rest]
 
     def __len__(self):
-        return len(self.data_source)
+        return self.num_samples
 
 
 class BatchSampler(Sampler):
@@ -183,21 +209,30 @@ class DataLoader:
     """Batches of a dataset, as torch.utils.data.DataLoader: batch_size samples per batch
     (None: single samples, not collated), in order or reshuffled every epoch (shuffle=True,
     drawn from generator or autograd's global generator), the last short batch dropped when
-    drop_last. sampler / batch_sampler / collate_fn as PyTorch's. num_workers is accepted for
-    compatibility; loading always runs in this process. ValueError for conflicting options."""
+    drop_last. sampler / batch_sampler / collate_fn as PyTorch's. The worker arguments
+    (num_workers, pin_memory, timeout, worker_init_fn, prefetch_factor, persistent_workers)
+    are checked as PyTorch checks them, but loading always runs in this process (no worker
+    processes yet; worker_init_fn is not called). ValueError for conflicting or invalid
+    options."""
 
     def __init__(self, dataset, batch_size=1, shuffle=False, sampler=None, batch_sampler=None,
                  num_workers=0, collate_fn=None, pin_memory=False, drop_last=False,
-                 generator=None):
+                 timeout=0, worker_init_fn=None, multiprocessing_context=None, generator=None,
+                 *, prefetch_factor=None, persistent_workers=False, pin_memory_device="",
+                 in_order=True):
+        _check_worker_options(num_workers, timeout, prefetch_factor, persistent_workers)
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None and (batch_size != 1 or shuffle or sampler is not None
                                           or drop_last):
             raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
                              "shuffle, sampler, and drop_last")
+        if batch_size is None and batch_sampler is None and drop_last:
+            raise ValueError("batch_size=None option disables auto-batching and is mutually "
+                             "exclusive with drop_last")
         self.batch_size = None if batch_sampler is not None else batch_size
         if sampler is None:
-            sampler = RandomSampler(dataset, generator) if shuffle else \
+            sampler = RandomSampler(dataset, generator=generator) if shuffle else \
                 SequentialSampler(dataset)
         if batch_sampler is None and batch_size is not None:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
@@ -206,6 +241,11 @@ class DataLoader:
         self.sampler = sampler
         self.batch_sampler = batch_sampler
         self.num_workers = num_workers
+        self.pin_memory = pin_memory
+        self.timeout = timeout
+        self.worker_init_fn = worker_init_fn
+        self.prefetch_factor = prefetch_factor
+        self.persistent_workers = persistent_workers
         self.generator = generator
         self.collate_fn = collate_fn if collate_fn is not None else default_collate
         self._fast = collate_fn is None and isinstance(dataset, TensorDataset)
@@ -225,6 +265,23 @@ class DataLoader:
         if self.batch_sampler is None:
             return len(self.sampler)
         return len(self.batch_sampler)
+
+
+def _check_worker_options(num_workers, timeout, prefetch_factor, persistent_workers):
+    """PyTorch's checks of DataLoader's worker options (ValueError)."""
+    if num_workers < 0:
+        raise ValueError("num_workers option should be non-negative; use num_workers=0 to "
+                         "disable multiprocessing.")
+    if timeout < 0:
+        raise ValueError("timeout option should be non-negative")
+    if num_workers == 0 and prefetch_factor is not None:
+        raise ValueError("prefetch_factor option could only be specified in multiprocessing."
+                         "let num_workers > 0 to enable multiprocessing, otherwise set "
+                         "prefetch_factor to None.")
+    if prefetch_factor is not None and prefetch_factor < 0:
+        raise ValueError("prefetch_factor option should be non-negative")
+    if persistent_workers and num_workers == 0:
+        raise ValueError("persistent_workers option needs num_workers > 0")
 
 
 def _gather(tensors, indices):

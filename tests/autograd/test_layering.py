@@ -21,7 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 PKG = os.path.join(ROOT, "autograd")
 
 LAYERS = [
-    ["autograd.grad_mode", "autograd._defaults", "autograd._format"],
+    ["autograd.grad_mode", "autograd._defaults", "autograd._format", "autograd._size"],
     ["autograd.tensor"],
     ["autograd.function"],
     ["autograd.engine"],
@@ -29,17 +29,26 @@ LAYERS = [
     ["autograd.ops._util", "autograd.ops.elementwise", "autograd.ops.linalg",
      "autograd.ops.reduce", "autograd.ops.scan", "autograd.ops.shape", "autograd.ops.sort",
      "autograd.ops.inplace", "autograd.ops.torch_functions", "autograd.ops.tensor_methods",
-     "autograd.ops.nn", "autograd.ops"],
+     "autograd.ops.nn", "autograd.ops.out", "autograd.ops.tensor_type",
+     "autograd.ops"],
     ["autograd.gradcheck", "autograd.serialization", "autograd.nn", "autograd.optim",
-     "autograd.utils", "autograd.datasets"],
+     "autograd.utils", "autograd.datasets", "autograd.gpu", "autograd.accelerator",
+     "autograd.backends"],
     ["autograd"],
 ]
 
 # the modules of each package (nn.functional, optim.sgd, ...) belong to the package's layer
-_SUBPACKAGES = ("autograd.nn", "autograd.optim", "autograd.utils", "autograd.datasets")
+_SUBPACKAGES = ("autograd.nn", "autograd.optim", "autograd.utils", "autograd.datasets",
+                "autograd.backends")
+
+
+# modules known under a second name (autograd/__init__.py puts autograd.gpu in sys.modules as
+# autograd.cuda, as torch.cuda)
+_ALIASES = {"autograd.cuda": "autograd.gpu"}
 
 
 def _layer_of(name):
+    name = _ALIASES.get(name, name)
     for n, layer in enumerate(LAYERS):
         if name in layer:
             return n
