@@ -5,6 +5,10 @@ from autograd.nn import (
                               init,  # noqa: F401,E402
 )
 from autograd.nn.activation import LogSoftmax, ReLU, Sigmoid, Softmax, Tanh  # noqa: F401,E402
+
+# area h4: attention and transformers (normalization.LayerNorm: a minimal stand-in until the
+# LayerNorm branch merges)
+from autograd.nn.attention import MultiheadAttention  # noqa: F401,E402
 from autograd.nn.batchnorm import BatchNorm1d, BatchNorm2d  # noqa: F401,E402
 from autograd.nn.container import ModuleList, Sequential  # noqa: F401,E402
 from autograd.nn.conv import AvgPool2d, Conv2d, MaxPool2d  # noqa: F401,E402
@@ -12,7 +16,15 @@ from autograd.nn.dropout import Dropout  # noqa: F401,E402
 from autograd.nn.linear import Flatten, Identity, Linear  # noqa: F401,E402
 from autograd.nn.loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss  # noqa: F401,E402
 from autograd.nn.module import Module  # noqa: F401,E402
+from autograd.nn.normalization import LayerNorm  # noqa: F401,E402
 from autograd.nn.parameter import Parameter  # noqa: F401,E402
+from autograd.nn.transformer import (  # noqa: F401,E402
+                              Transformer,
+                              TransformerDecoder,
+                              TransformerDecoderLayer,
+                              TransformerEncoder,
+                              TransformerEncoderLayer,
+)
 
 # -- h1 (PyTorch's surface): nn.parallel and nn.DataParallel, as torch.nn ----------------------
 # isort: split

@@ -652,3 +652,322 @@ def _renorm_rows(weight, rows, max_norm, norm_type):
                          carray.divide(max_norm, carray.add(norms, 1e-7)), 1.0)
     w[rows] = carray.multiply(picked, scale.astype(w.dtype))
     weight._vc[0] += 1
+
+
+# ---------------------------------------------------------------------------------------------
+# attention (area h4: scaled_dot_product_attention, multi_head_attention_forward)
+# ---------------------------------------------------------------------------------------------
+
+from autograd.grad_mode import is_grad_enabled as autograd_grad_enabled  # noqa: E402
+from autograd.ops.attention import ScaledDotProductAttention  # noqa: E402
+
+__all__ += ["multi_head_attention_forward", "scaled_dot_product_attention"]
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """softmax(query key^T * scale + mask) value, with dropout on the attention probabilities
+    (torch.nn.functional.scaled_dot_product_attention): query (..., L, E), key (..., S, E),
+    value (..., S, Ev) -> (..., L, Ev), the leading dims broadcasting; scale defaults to
+    1/sqrt(E). attn_mask broadcasts to (..., L, S): bool (True = takes part) or float (added).
+    is_causal lets query i see keys 0..i only (with attn_mask too, both apply). enable_gqa
+    shares each key/value head among query.size(-3) / key.size(-3) query heads. A query whose
+    keys are all masked out gets 0, as PyTorch on the CPU. One node: its backward saves q, k, v
+    and the probabilities. Raises RuntimeError for inputs below 2-d, mixed dtypes, mismatched
+    sizes, a mask that is neither bool nor float or that does not broadcast, dropout_p outside
+    [0, 1]."""
+    tensors = (query, key, value)
+    if any(t.ndim < 2 for t in tensors):
+        raise RuntimeError(f"Expected query, key, and value to all be  at least 2 dimensional, "
+                           f"but got query.dim: {query.ndim} key.dim: {key.ndim} and value.dim: "
+                           f"{value.ndim} instead.")
+    if not query.dtype == key.dtype == value.dtype:
+        names = [scalar_type_name(t.dtype).lower() for t in tensors]
+        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got "
+                           f"query.dtype: {names[0]} key.dtype: {names[1]} and value.dtype: "
+                           f"{names[2]} instead.")
+    _check_float("scaled_dot_product_attention", query)
+    if query.shape[-1] != key.shape[-1]:
+        raise RuntimeError(f"scaled_dot_product_attention(): expected query and key to have the "
+                           f"same embedding size (last dim), but got query.size(-1)="
+                           f"{query.shape[-1]} and key.size(-1)={key.shape[-1]}")
+    if key.shape[-2] != value.shape[-2]:
+        raise RuntimeError(f"scaled_dot_product_attention(): expected key and value to have the "
+                           f"same sequence length (dim -2), but got key.size(-2)="
+                           f"{key.shape[-2]} and value.size(-2)={value.shape[-2]}")
+    if not 0.0 <= dropout_p <= 1.0:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
+    if attn_mask is not None:
+        if attn_mask.dtype != carray.bool_ and attn_mask.dtype.kind != "f":
+            raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
+                               f"dtype, but got attn_mask.dtype: "
+                               f"{scalar_type_name(attn_mask.dtype).lower()} and  query.dtype: "
+                               f"{scalar_type_name(query.dtype).lower()} instead.")
+        scores = carray.broadcast_shapes(query.shape[:-2], key.shape[:-2]) + \
+            (query.shape[-2], key.shape[-2])
+        try:
+            if carray.broadcast_shapes(scores, attn_mask.shape) != scores:
+                raise ValueError
+        except ValueError:
+            _mask_size_error(scores, attn_mask.shape)
+    if is_causal and attn_mask is not None and attn_mask.requires_grad and \
+            autograd_grad_enabled():
+        # PyTorch's math kernel (the one that differentiates a mask) refuses both
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
+                           "set when is_causal=True")
+    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        key, value = _repeat_heads(key, query.shape[-3]), _repeat_heads(value, query.shape[-3])
+    if scale is None:
+        scale = 1.0 / math.sqrt(query.shape[-1]) if query.shape[-1] else 1.0
+    return ScaledDotProductAttention.apply(query, key, value, attn_mask, bool(is_causal),
+                                           float(scale), float(dropout_p))
+
+
+def _mask_size_error(target, shape):
+    """PyTorch's RuntimeError for a mask of `shape` that does not broadcast to `target`."""
+    n = len(target)
+    for k in range(1, n + 1):
+        x = target[-k]
+        y = shape[-k] if k <= len(shape) else 1
+        if x != y and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
+                               f"({y}) at non-singleton dimension {n - k}") from None
+    raise RuntimeError(f"attn_mask of shape {tuple(shape)} does not broadcast to the attention "
+                       f"scores' shape {tuple(target)}") from None
+
+
+def _repeat_heads(t, n_heads):
+    """Key/value heads (..., Hkv, S, E) repeated to n_heads (each head rep times in a row, as
+    repeat_interleave): RuntimeError when n_heads is not a multiple of Hkv."""
+    hkv = t.shape[-3]
+    if hkv == 0 or n_heads % hkv:
+        raise RuntimeError(f"scaled_dot_product_attention(): with enable_gqa=True the number of "
+                           f"query heads ({n_heads}) must be a multiple of the number of "
+                           f"key/value heads ({hkv})")
+    rep = n_heads // hkv
+    lead = t.shape[:-3]
+    return t.unsqueeze(-3).expand(*lead, hkv, rep, *t.shape[-2:]).reshape(
+        *lead, n_heads, *t.shape[-2:])
+
+
+def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
+    """A bool mask (True = masked out) as a float mask of target_type with -inf where True; a
+    float mask as it is. AssertionError for other dtypes; a warning when its dtype differs
+    from the other mask's (as PyTorch's torch.nn.functional._canonical_mask)."""
+    if mask is None:
+        return None
+    is_float = mask.dtype.kind == "f"
+    if mask.dtype != carray.bool_ and not is_float:
+        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
+    if check_other and other_type is not None and mask.dtype != other_type:
+        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use "
+                      f"same type for both instead.", stacklevel=3)
+    if not is_float:
+        d = mask.array
+        mask = wrap(carray.where(d, float("-inf"), 0.0).astype(target_type))
+    return mask
+
+
+def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
+    """Whether the inputs are batched (3-d query); AssertionError for dims that do not fit."""
+    if query.ndim == 3:
+        if key.ndim != 3 or value.ndim != 3:
+            raise AssertionError(f"For batched (3-D) `query`, expected `key` and `value` to be "
+                                 f"3-D but found {key.ndim}-D and {value.ndim}-D tensors "
+                                 f"respectively")
+        if key_padding_mask is not None and key_padding_mask.ndim != 2:
+            raise AssertionError(f"For batched (3-D) `query`, expected `key_padding_mask` to be "
+                                 f"`None` or 2-D but found {key_padding_mask.ndim}-D tensor "
+                                 f"instead")
+        if attn_mask is not None and attn_mask.ndim not in (2, 3):
+            raise AssertionError(f"For batched (3-D) `query`, expected `attn_mask` to be `None`, "
+                                 f"2-D or 3-D but found {attn_mask.ndim}-D tensor instead")
+        return True
+    if query.ndim == 2:
+        if key.ndim != 2 or value.ndim != 2:
+            raise AssertionError(f"For unbatched (2-D) `query`, expected `key` and `value` to be "
+                                 f"2-D but found {key.ndim}-D and {value.ndim}-D tensors "
+                                 f"respectively")
+        if key_padding_mask is not None and key_padding_mask.ndim != 1:
+            raise AssertionError(f"For unbatched (2-D) `query`, expected `key_padding_mask` to "
+                                 f"be `None` or 1-D but found {key_padding_mask.ndim}-D tensor "
+                                 f"instead")
+        if attn_mask is not None:
+            if attn_mask.ndim not in (2, 3):
+                raise AssertionError(f"For unbatched (2-D) `query`, expected `attn_mask` to be "
+                                     f"`None`, 2-D or 3-D but found {attn_mask.ndim}-D tensor "
+                                     f"instead")
+            want = (num_heads, query.shape[0], key.shape[0])
+            if attn_mask.ndim == 3 and attn_mask.shape != want:
+                raise AssertionError(f"Expected `attn_mask` shape to be {want} but got "
+                                     f"{_size(attn_mask.shape)}")
+        return False
+    raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received "
+                         f"{query.ndim}-D query tensor")
+
+
+def _in_projection(query, key, value, w_q, w_k, w_v, b_q, b_k, b_v):
+    """The query, key and value projections (linear with each weight and bias)."""
+    return linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
+                                 in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
+                                 dropout_p, out_proj_weight, out_proj_bias, training=True,
+                                 key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None,
+                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights=True, is_causal=False):
+    """Multi-head attention over sequence-first inputs, as torch.nn.functional's: query (L, N, E)
+    or (L, E), key/value (S, N, E*) or (S, E*). Returns (output (L, N, E), weights) where the
+    weights (N, L, S), averaged over heads (or (N, num_heads, L, S)), come only with
+    need_weights (then computed by an explicit softmax, so a fully masked row is NaN, as in
+    PyTorch); without it the heads run through scaled_dot_product_attention and weights is
+    None. Masks: key_padding_mask (N, S) and attn_mask (L, S) or (N*num_heads, L, S), bool with
+    True = masked out, or float (added). is_causal is a hint that attn_mask is causal (it must
+    be given). AssertionError / RuntimeError for shapes that do not fit, as PyTorch."""
+    is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
+    if not is_batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    src_len = key.shape[0]
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
+                                       None if attn_mask is None else attn_mask.dtype,
+                                       "attn_mask", query.dtype)
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")
+    if is_causal and key_padding_mask is None and not need_weights:
+        attn_mask = None  # the hint alone: sdpa builds the causal mask itself
+    else:
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
+                                    check_other=False)
+        if key_padding_mask is not None:
+            is_causal = False
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
+                             f"got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        if key.shape[:2] != value.shape[:2]:
+            raise AssertionError(f"key's sequence and batch dims {_size(key.shape[:2])} do not "
+                                 f"match value's {_size(value.shape[:2])}")
+        for name, w in (("q_proj_weight", q_proj_weight), ("k_proj_weight", k_proj_weight),
+                        ("v_proj_weight", v_proj_weight)):
+            if w is None:
+                raise AssertionError(f"use_separate_proj_weight is True but {name} is None")
+        b_q, b_k, b_v = (None,) * 3 if in_proj_bias is None else in_proj_bias.chunk(3)
+        q, k, v = _in_projection(query, key, value, q_proj_weight, k_proj_weight,
+                                 v_proj_weight, b_q, b_k, b_v)
+    else:
+        if key.shape != value.shape:
+            raise AssertionError(f"key shape {_size(key.shape)} does not match value shape "
+                                 f"{_size(value.shape)}")
+        if in_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        if query is key and key is value:  # self-attention: one matmul for the three
+            q, k, v = linear(query, in_proj_weight, in_proj_bias).chunk(3, dim=-1)
+        else:
+            w_q, w_k, w_v = in_proj_weight.chunk(3)
+            b_q, b_k, b_v = (None,) * 3 if in_proj_bias is None else in_proj_bias.chunk(3)
+            q, k, v = _in_projection(query, key, value, w_q, w_k, w_v, b_q, b_k, b_v)
+    if attn_mask is not None:
+        if attn_mask.ndim == 2:
+            if attn_mask.shape != (tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 2D attn_mask is {_size(attn_mask.shape)}, "
+                                   f"but should be {(tgt_len, src_len)}.")
+            attn_mask = attn_mask.unsqueeze(0)
+        elif attn_mask.ndim == 3:
+            if attn_mask.shape != (bsz * num_heads, tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 3D attn_mask is {_size(attn_mask.shape)}, "
+                                   f"but should be {(bsz * num_heads, tgt_len, src_len)}.")
+        else:
+            raise RuntimeError(f"attn_mask's dimension {attn_mask.ndim} is not supported")
+    if bias_k is not None and bias_v is not None:
+        if static_k is not None:
+            raise AssertionError("bias cannot be added to static key.")
+        if static_v is not None:
+            raise AssertionError("bias cannot be added to static value.")
+        k = Cat.apply(0, k, bias_k.expand(1, bsz, embed_dim))
+        v = Cat.apply(0, v, bias_v.expand(1, bsz, embed_dim))
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    elif bias_k is not None:
+        raise AssertionError("bias_k is set but bias_v is None")
+    elif bias_v is not None:
+        raise AssertionError("bias_v is set but bias_k is None")
+    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = _static_or_heads(k, static_k, "static_k", bsz * num_heads, head_dim)
+    v = _static_or_heads(v, static_v, "static_v", bsz * num_heads, head_dim)
+    if add_zero_attn:
+        zeros = factories.zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype, device=k.device)
+        k, v = Cat.apply(1, k, zeros), Cat.apply(1, v, zeros)
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    src_len = k.shape[1]
+    if key_padding_mask is not None:
+        if key_padding_mask.shape[0] != bsz:
+            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got "
+                                 f"{key_padding_mask.shape[0]}")
+        if key_padding_mask.shape[1] != src_len:
+            raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
+                                 f"{key_padding_mask.shape[1]}")
+        key_padding_mask = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(
+            -1, num_heads, -1, -1).reshape(bsz * num_heads, 1, src_len)
+        attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
+    if not training:
+        dropout_p = 0.0
+    if need_weights:
+        q_scaled = q * math.sqrt(1.0 / float(head_dim))
+        if is_causal and attn_mask is None:
+            raise AssertionError("FIXME: is_causal not implemented for need_weights")
+        scores = q_scaled.matmul(k.transpose(-2, -1))
+        if attn_mask is not None:
+            scores = scores + attn_mask
+        weights = _softmax(scores, -1)
+        if dropout_p > 0.0:
+            weights = dropout(weights, p=dropout_p)
+        out = weights.matmul(v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+        out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
+        weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
+        if average_attn_weights:
+            weights = weights.mean(dim=1)
+        if not is_batched:
+            out, weights = out.squeeze(1), weights.squeeze(0)
+        return out, weights
+    if attn_mask is not None:
+        if attn_mask.shape[0] == 1 and attn_mask.ndim == 3:
+            attn_mask = attn_mask.unsqueeze(0)
+        else:
+            attn_mask = attn_mask.reshape(bsz, num_heads, -1, src_len)
+    q = q.reshape(bsz, num_heads, tgt_len, head_dim)
+    k = k.reshape(bsz, num_heads, src_len, head_dim)
+    v = v.reshape(bsz, num_heads, src_len, head_dim)
+    out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+    out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
+    if not is_batched:
+        out = out.squeeze(1)
+    return out, None
+
+
+def _static_or_heads(t, static, name, n, head_dim):
+    """t (S, N, E) split into heads (N*num_heads, S, head_dim), or the given static tensor
+    (checked to be (N*num_heads, S, head_dim))."""
+    if static is None:
+        return t.reshape(t.shape[0], n, head_dim).transpose(0, 1)
+    if static.shape[0] != n:
+        raise AssertionError(f"expecting {name}.size(0) of {n}, but got {static.shape[0]}")
+    if static.shape[2] != head_dim:
+        raise AssertionError(f"expecting {name}.size(2) of {head_dim}, but got "
+                             f"{static.shape[2]}")
+    return static

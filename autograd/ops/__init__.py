@@ -19,6 +19,7 @@ functions.
 """
 
 from autograd.ops import tensor_methods  # noqa: F401  (gives Tensor its op methods)
+from autograd.ops.attention import *  # noqa: F403,E402  (area h4: attention)
 from autograd.ops.elementwise import *  # noqa: F403
 from autograd.ops.linalg import *  # noqa: F403
 from autograd.ops.nn import *  # noqa: F403
