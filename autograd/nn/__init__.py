@@ -13,3 +13,6 @@ from autograd.nn.linear import Flatten, Identity, Linear  # noqa: F401,E402
 from autograd.nn.loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss  # noqa: F401,E402
 from autograd.nn.module import Module  # noqa: F401,E402
 from autograd.nn.parameter import Parameter  # noqa: F401,E402
+
+# recurrent layers (h5)
+from autograd.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell  # noqa: F401,E402

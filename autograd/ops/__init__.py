@@ -27,3 +27,7 @@ from autograd.ops.scan import *  # noqa: F403
 from autograd.ops.shape import *  # noqa: F403
 from autograd.ops.sort import *  # noqa: F403
 from autograd.ops.torch_functions import *  # noqa: F403
+
+# isort: split
+# recurrent layers' Functions (h5)
+from autograd.ops.rnn import *  # noqa: F403,E402
