@@ -30,3 +30,6 @@ from autograd.nn.transformer import (  # noqa: F401,E402
 # isort: split
 from autograd.nn import parallel  # noqa: F401,E402
 from autograd.nn.parallel import DataParallel  # noqa: F401,E402
+
+# recurrent layers (h5)
+from autograd.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell  # noqa: F401,E402

@@ -44,3 +44,7 @@ from autograd.ops.out import (  # noqa: E402,F401
     stack,
     sub,
 )
+
+# isort: split
+# recurrent layers' Functions (h5)
+from autograd.ops.rnn import *  # noqa: F403,E402

@@ -30,7 +30,7 @@ LAYERS = [
      "autograd.ops.reduce", "autograd.ops.scan", "autograd.ops.shape", "autograd.ops.sort",
      "autograd.ops.inplace", "autograd.ops.torch_functions", "autograd.ops.tensor_methods",
      "autograd.ops.nn", "autograd.ops.out", "autograd.ops.tensor_type",
-     "autograd.ops.attention", "autograd.ops"],
+     "autograd.ops.attention", "autograd.ops.rnn", "autograd.ops"],
     ["autograd.gradcheck", "autograd.serialization", "autograd.nn", "autograd.optim",
      "autograd.utils", "autograd.datasets", "autograd.gpu", "autograd.accelerator",
      "autograd.backends"],
