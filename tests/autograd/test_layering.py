@@ -29,7 +29,9 @@ LAYERS = [
     ["autograd.ops._util", "autograd.ops.elementwise", "autograd.ops.linalg",
      "autograd.ops.reduce", "autograd.ops.scan", "autograd.ops.shape", "autograd.ops.sort",
      "autograd.ops.inplace", "autograd.ops.torch_functions", "autograd.ops.tensor_methods",
-     "autograd.ops.nn", "autograd.ops"],
+     "autograd.ops.nn",
+     "autograd.ops.conv", "autograd.ops.pooling", "autograd.ops.resample",  # h6
+     "autograd.ops"],
     ["autograd.gradcheck", "autograd.serialization", "autograd.nn", "autograd.optim",
      "autograd.utils", "autograd.datasets"],
     ["autograd"],
