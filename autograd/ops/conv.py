@@ -66,7 +66,7 @@ def _check_block_args(k, d, p, s):
                            f"stride_width: {s[1]}")
 
 
-def _window(u, k_u, d, s, n_out):
+def _window(u, d, s, n_out):
     """The slice of a padded dim that kernel offset u sees across the n_out blocks."""
     start = u * d
     return slice(start, start + s * (n_out - 1) + 1, s)
@@ -81,9 +81,9 @@ def im2col(x, k, d, p, s):
         x = carray.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])))
     cols = carray.empty((n, c, k[0], k[1], ho, wo), dtype=x.dtype, device=x.device)
     for u in range(k[0]):
-        rows = _window(u, k[0], d[0], s[0], ho)
+        rows = _window(u, d[0], s[0], ho)
         for v in range(k[1]):
-            cols[:, :, u, v] = x[:, :, rows, _window(v, k[1], d[1], s[1], wo)]
+            cols[:, :, u, v] = x[:, :, rows, _window(v, d[1], s[1], wo)]
     return cols.reshape((n, c * k[0] * k[1], ho * wo))
 
 
@@ -97,9 +97,9 @@ def col2im(cols, hw, k, d, p, s):
     hp, wp = hw[0] + 2 * p[0], hw[1] + 2 * p[1]
     out = carray.zeros((n, c, hp, wp), dtype=cols.dtype, device=cols.device)
     for u in range(k[0]):
-        rows = _window(u, k[0], d[0], s[0], ho)
+        rows = _window(u, d[0], s[0], ho)
         for v in range(k[1]):
-            view = out[:, :, rows, _window(v, k[1], d[1], s[1], wo)]
+            view = out[:, :, rows, _window(v, d[1], s[1], wo)]
             carray.add(view, cols[:, :, u, v], out=view)
     if p != (0, 0):
         out = carray.ascontiguousarray(out[:, :, p[0]:p[0] + hw[0], p[1]:p[1] + hw[1]])
@@ -228,9 +228,10 @@ def conv2d_groups(input, weight, bias, stride, padding, dilation, groups):
         raise RuntimeError(f"Calculated padded input size per channel: ({hp} x {wp}). Kernel "
                            f"size: ({eh} x {ew}). Kernel size can't be greater than actual input "
                            f"size")
-    o = weight.shape[0]
-    cols = Im2Col.apply(x, k, d, p, s).reshape((n, groups, -1, ho * wo))
-    out = weight.reshape((groups, o // groups, -1)).matmul(cols).reshape((n, o, ho, wo))
+    o, kk = weight.shape[0], k[0] * k[1]
+    cols = Im2Col.apply(x, k, d, p, s).reshape((n, groups, c // groups * kk, ho * wo))
+    wg = weight.reshape((groups, o // groups, c // groups * kk))
+    out = wg.matmul(cols).reshape((n, o, ho, wo))
     if bias is not None:
         out = out + bias.reshape((o, 1, 1))
     return out.squeeze(0) if unbatched else out
@@ -294,9 +295,9 @@ def _transposed(x, weight, s, p, op_, d, groups):
     if groups == 1:
         out = Conv2dGradInput.apply(x, weight, (n, o) + hw, s, pad, d)
     else:
-        cg = cin // groups
-        wg = weight.reshape((groups, cg, -1)).transpose(1, 2)
-        cols = wg.matmul(x.reshape((n, groups, cg, h * w))).reshape((n, -1, h * w))
+        cg, kk = cin // groups, k[0] * k[1]
+        wg = weight.reshape((groups, cg, weight.shape[1] * kk)).transpose(1, 2)
+        cols = wg.matmul(x.reshape((n, groups, cg, h * w))).reshape((n, o * kk, h * w))
         out = Col2Im.apply(cols, hw, k, d, pad, s)
     if not direct:
         out = Pad.apply(out, (-p[1], op_[1] - p[1], -p[0], op_[0] - p[0]), 0.0)
