@@ -137,8 +137,9 @@ def test_gradcheck_composed():
     assert autograd.gradcheck(lambda x, w, b: F.conv_transpose2d(
         x, w, b, stride=2, padding=1, output_padding=1, groups=2, dilation=(1, 2)),
         (x, wt, _t(2)))
-    assert autograd.gradcheck(lambda x, w: F.conv_transpose2d(x, w, padding=1, dilation=2,
-                                                              output_padding=1), (x, _t(4, 3, 2, 2)))
+    assert autograd.gradcheck(
+        lambda x, w: F.conv_transpose2d(x, w, padding=1, dilation=2, output_padding=1),
+        (x, _t(4, 3, 2, 2)))
     assert autograd.gradcheck(lambda x, w: F.conv1d(x, w, stride=2, groups=2),
                               (_t(2, 4, 7), _t(4, 2, 3)))
     assert autograd.gradcheck(lambda x, w: F.conv_transpose1d(x, w, stride=2, output_padding=1),
