@@ -33,3 +33,32 @@ from autograd.nn.parallel import DataParallel  # noqa: F401,E402
 
 # recurrent layers (h5)
 from autograd.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell  # noqa: F401,E402
+
+# convolutions, pooling, resampling (h6)
+# isort: split
+from autograd.nn.conv import Conv1d, ConvTranspose1d, ConvTranspose2d  # noqa: F401,E402
+from autograd.nn.fold import Fold, Unfold  # noqa: F401,E402
+from autograd.nn.padding import (  # noqa: F401,E402
+    ConstantPad1d,
+    ConstantPad2d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ZeroPad1d,
+    ZeroPad2d,
+)
+from autograd.nn.pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: F401,E402
+from autograd.nn.pooling import (  # noqa: F401,E402
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    MaxPool1d,
+)
+from autograd.nn.upsampling import (  # noqa: F401,E402
+    Upsample,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
+)

@@ -52,6 +52,31 @@ __all__ = [
     "pad", "relu", "relu6", "sigmoid", "silu", "softmax", "softmin", "softplus", "tanh",
 ]
 
+# convolutions, pooling, resampling (h6)
+from autograd.ops.conv import (  # noqa: E402
+    conv1d,
+    conv2d_groups,
+    conv_transpose1d,
+    conv_transpose2d,
+    fold,
+    unfold,
+)
+from autograd.ops.pooling import (  # noqa: E402
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    max_pool1d,
+)
+from autograd.ops.resample import interpolate, pixel_shuffle, pixel_unshuffle  # noqa: E402
+
+__all__ += [
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+    "avg_pool1d", "conv1d", "conv_transpose1d", "conv_transpose2d", "fold", "interpolate",
+    "max_pool1d", "pixel_shuffle", "pixel_unshuffle", "unfold",
+]
+
 
 def _size(shape):
     return "torch.Size([" + ", ".join(str(n) for n in shape) + "])"
@@ -136,7 +161,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
                           * xpad[n, g(o) C/groups + c, i sH + u dH, j sW + v dW]
 
     stride, padding and dilation are ints or pairs; padding may be 'valid' or 'same' (stride 1).
-    Groups run as separate convolutions joined along the channels. Raises RuntimeError for
+    Groups run as one unfold and one batched matmul (ops/conv.py). Raises RuntimeError for
     sizes, channels, dtypes, strides or padding (strings included) that do not fit, as PyTorch.
     Backward of any order works: the gradients are themselves convolutions."""
     if not isinstance(groups, numbers.Integral) or isinstance(groups, bool):
@@ -152,15 +177,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
                            f"expected input{list(input.shape)} to have "
                            f"{weight.shape[1] * groups if weight.ndim == 4 else '?'} channels, "
                            f"but got {c_in} channels instead")
-    cg, og = weight.shape[1], o // groups
-    lead = (slice(None),) * (input.ndim - 3)
-    outs = []
-    for k in range(groups):
-        xk = input[lead + (slice(k * cg, (k + 1) * cg),)]
-        bk = bias[k * og:(k + 1) * og] if bias is not None else None
-        wk = weight[k * og:(k + 1) * og]
-        outs.append(Convolution.apply(xk, wk, bk, stride, padding, dilation))
-    return Cat.apply(input.ndim - 3, *outs)
+    return conv2d_groups(input, weight, bias, stride, padding, dilation, groups)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,6 +12,8 @@
     shape.py             views, indexing, cat, stack, flip, pad, copies
     inplace.py           how in-place ops keep the graph right (CopySlices)
     nn.py                the Functions behind autograd.nn.functional (linear, conv2d, losses)
+    conv.py pooling.py   (h6) unfold/fold, grouped, 1-d and transposed convolutions; 1-d and
+    resample.py          adaptive pooling; interpolate, pixel_shuffle
     _util.py             the Builtin base, wrapping, the one unbroadcast helper, dim checks
 
 Each Function (forward and backward side by side) is importable from here, as are the torch.*
@@ -48,3 +50,9 @@ from autograd.ops.out import (  # noqa: E402,F401
 # isort: split
 # recurrent layers' Functions (h5)
 from autograd.ops.rnn import *  # noqa: F403,E402
+
+# convolutions, pooling, resampling (h6)
+# isort: split
+from autograd.ops.conv import *  # noqa: F403,E402
+from autograd.ops.pooling import *  # noqa: F403,E402
+from autograd.ops.resample import *  # noqa: F403,E402
