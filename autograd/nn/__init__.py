@@ -13,3 +13,7 @@ from autograd.nn.linear import Flatten, Identity, Linear  # noqa: F401,E402
 from autograd.nn.loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss  # noqa: F401,E402
 from autograd.nn.module import Module  # noqa: F401,E402
 from autograd.nn.parameter import Parameter  # noqa: F401,E402
+
+# -- h7: nn.utils --
+# isort: split
+from autograd.nn import utils  # noqa: F401
