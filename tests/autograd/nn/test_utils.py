@@ -9,6 +9,7 @@ import pytest
 
 import autograd
 from autograd import nn
+
 from conftest import have_gpu
 
 SHAPES = [(3, 4), (5,), (2, 1, 3)]
