@@ -62,3 +62,7 @@ from autograd.nn.upsampling import (  # noqa: F401,E402
     UpsamplingBilinear2d,
     UpsamplingNearest2d,
 )
+
+# -- h7: nn.utils --
+# isort: split
+from autograd.nn import utils  # noqa: F401

@@ -8,10 +8,15 @@ import math
 import warnings
 
 import carray
+from autograd.factories import randperm
 from autograd.grad_mode import no_grad
+from autograd.tensor import Tensor
 
 __all__ = ["calculate_gain", "constant_", "eye_", "kaiming_normal_", "kaiming_uniform_",
            "normal_", "ones_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_"]
+__all__ += ["constant", "dirac", "dirac_", "eye", "kaiming_normal", "kaiming_uniform",  # h7
+            "normal", "orthogonal", "orthogonal_", "sparse", "sparse_", "trunc_normal_",
+            "uniform", "xavier_normal", "xavier_uniform"]
 
 _LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "sigmoid")
@@ -134,3 +139,193 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     if std is None:
         return tensor
     return normal_(tensor, 0.0, std, generator)
+
+
+# -- h7: the rest of torch.nn.init ----------------------------------------------------------------
+
+def _draw(like, kind, a, b, generator):
+    """A new array shaped like the carray array `like` of uniform(a, b) or normal(a, b) draws."""
+    t = Tensor._wrap(carray.empty_like(like))
+    if kind == "uniform":
+        return t.uniform_(a, b, generator=generator).array
+    return t.normal_(a, b, generator=generator).array
+
+
+def _norm_cdf(x):
+    return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """Fill with N(mean, std**2) truncated to [a, b], by PyTorch's rejection sampling: normal
+    draws redrawn where outside [a, b] when that interval holds more than 30% of the mass,
+    else uniform draws on [a, b] accepted with the normal density's ratio to its peak. Warns
+    when mean is more than 2 std from [a, b]."""
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
+                      "distribution of values may be incorrect.", stacklevel=2)
+    x = tensor.array
+    if x.size == 0:
+        return tensor
+    mass = _norm_cdf((b - mean) / std) - _norm_cdf((a - mean) / std)
+    if mass > 0.3:
+        lo = carray.asarray(a, dtype=x.dtype).item()
+        hi = carray.asarray(b, dtype=x.dtype).item()
+        result = _draw(x, "normal", mean, std, generator)
+        while True:
+            reject = carray.logical_or(carray.less(result, lo), carray.greater(result, hi))
+            if not bool(carray.any(reject)):
+                break
+            result = carray.where(reject, _draw(x, "normal", mean, std, generator), result)
+    else:
+        mode = max(a, min(mean, b))
+        log_peak = -0.5 * ((mode - mean) / std) ** 2
+
+        def log_ratio(v):  # log of the normal density at v over its peak on [a, b]
+            z = carray.divide(carray.subtract(v, mean), std)
+            return carray.subtract(carray.multiply(carray.multiply(z, z), -0.5), log_peak)
+
+        result = _draw(x, "uniform", a, b, generator)
+        pending = carray.greater(carray.log(_draw(x, "uniform", 0.0, 1.0, generator)),
+                                 log_ratio(result))
+        while bool(carray.any(pending)):
+            candidates = _draw(x, "uniform", a, b, generator)
+            result = carray.where(pending, candidates, result)
+            rejected = carray.greater(carray.log(_draw(x, "uniform", 0.0, 1.0, generator)),
+                                      log_ratio(candidates))
+            pending = carray.logical_and(pending, rejected)
+    with no_grad():
+        x[...] = result
+        tensor._vc[0] += 1
+    return tensor
+
+
+def dirac_(tensor, groups=1):
+    """Fill a 3-, 4- or 5-d convolution weight with the Dirac delta (the identity map for each
+    of `groups` groups of output channels). ValueError for other ranks or when dim 0 is not
+    divisible by groups."""
+    nd = tensor.dim()
+    if nd not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tensor.shape
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = sizes[0] // groups
+    centre = tuple(n // 2 for n in sizes[2:])
+    with no_grad():
+        x = tensor.array
+        x.fill(0)
+        for g in range(groups):
+            for d in range(min(per_group, sizes[1])):
+                x[(g * per_group + d, d) + centre] = 1
+        tensor._vc[0] += 1
+    return tensor
+
+
+def _orthonormal_columns(a):
+    """Q of the reduced QR decomposition a = QR (a: m x n float64 array on the host, m >= n),
+    by Householder reflections, with Q's columns signed so that R's diagonal is non-negative
+    (zero where R's is zero, as PyTorch's q * sign(diag(r)))."""
+    m, n = a.shape
+    r = a.copy()
+    reflectors = []
+    signs = []
+    for k in range(n):
+        x = r[k:, k]
+        norm = math.sqrt(float(carray.sum(carray.multiply(x, x))))
+        alpha = -norm if float(x[0]) >= 0 else norm
+        v = x.copy()
+        v[0] = float(v[0]) - alpha
+        vnorm = math.sqrt(float(carray.sum(carray.multiply(v, v))))
+        if vnorm == 0.0:  # the column is zero below the diagonal already
+            reflectors.append(None)
+            diag = float(x[0])
+        else:
+            carray.divide(v, vnorm, out=v)
+            block = r[k:, k:]
+            w = carray.matmul(v, block)
+            carray.subtract(block, carray.multiply(carray.expand_dims(v, 1),
+                                                   carray.multiply(w, 2.0)), out=block)
+            reflectors.append(v)
+            diag = alpha
+        signs.append((diag > 0) - (diag < 0))
+    q = carray.eye(m, n, dtype=carray.float64)
+    for k in range(n - 1, -1, -1):
+        v = reflectors[k]
+        if v is not None:
+            block = q[k:, :]
+            w = carray.matmul(v, block)
+            carray.subtract(block, carray.multiply(carray.expand_dims(v, 1),
+                                                   carray.multiply(w, 2.0)), out=block)
+    return carray.multiply(q, carray.asarray(signs, dtype=carray.float64))
+
+
+def orthogonal_(tensor, gain=1, generator=None):
+    """Fill with a (semi-)orthogonal matrix times gain (Saxe et al.): the Q of a Gaussian
+    matrix's QR decomposition, dims after the first flattened. ValueError for fewer than 2
+    dims."""
+    if tensor.dim() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    x = tensor.array
+    flat = _draw(carray.empty((rows, cols), dtype=x.dtype), "normal", 0.0, 1.0, generator)
+    flat = flat.astype(carray.float64)
+    if rows < cols:
+        flat = flat.T.copy()
+    q = _orthonormal_columns(flat)
+    if rows < cols:
+        q = q.T
+    q = carray.multiply(q, gain).astype(x.dtype)
+    if q.device != x.device:
+        q = q.to(x.device)
+    with no_grad():
+        x[...] = carray.reshape(q, x.shape)
+        tensor._vc[0] += 1
+    return tensor
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """Fill a 2-d tensor with N(0, std**2) draws and zero ceil(sparsity * rows) random entries
+    of each column (Martens). ValueError for other ranks."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    with no_grad():
+        tensor.normal_(0, std, generator=generator)
+        x = tensor.array
+        for col in range(cols):
+            zero_rows = randperm(rows, generator=generator).array[:num_zeros]
+            if x.device != "cpu":
+                zero_rows = zero_rows.to(x.device)
+            x[zero_rows, col] = 0
+        tensor._vc[0] += 1
+    return tensor
+
+
+def _deprecated(new):
+    old = new.__name__[:-1]
+
+    def alias(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.",
+                      FutureWarning, stacklevel=2)
+        return new(*args, **kwargs)
+
+    alias.__name__ = old
+    alias.__doc__ = f"Deprecated alias of {new.__name__} (FutureWarning)."
+    return alias
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)
