@@ -12,6 +12,7 @@
     shape.py             views, indexing, cat, stack, flip, pad, copies
     inplace.py           how in-place ops keep the graph right (CopySlices)
     nn.py                the Functions behind autograd.nn.functional (linear, conv2d, losses)
+    normalization.py     layer_norm's and rms_norm's Functions
     _util.py             the Builtin base, wrapping, the one unbroadcast helper, dim checks
 
 Each Function (forward and backward side by side) is importable from here, as are the torch.*
@@ -22,6 +23,7 @@ from autograd.ops import tensor_methods  # noqa: F401  (gives Tensor its op meth
 from autograd.ops.elementwise import *  # noqa: F403
 from autograd.ops.linalg import *  # noqa: F403
 from autograd.ops.nn import *  # noqa: F403
+from autograd.ops.normalization import *  # noqa: F403  (h3)
 from autograd.ops.reduce import *  # noqa: F403
 from autograd.ops.scan import *  # noqa: F403
 from autograd.ops.shape import *  # noqa: F403

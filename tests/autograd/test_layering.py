@@ -29,7 +29,8 @@ LAYERS = [
     ["autograd.ops._util", "autograd.ops.elementwise", "autograd.ops.linalg",
      "autograd.ops.reduce", "autograd.ops.scan", "autograd.ops.shape", "autograd.ops.sort",
      "autograd.ops.inplace", "autograd.ops.torch_functions", "autograd.ops.tensor_methods",
-     "autograd.ops.nn", "autograd.ops"],
+     "autograd.ops.nn", "autograd.ops",
+     "autograd.ops.normalization"],  # h3
     ["autograd.gradcheck", "autograd.serialization", "autograd.nn", "autograd.optim",
      "autograd.utils", "autograd.datasets"],
     ["autograd"],
