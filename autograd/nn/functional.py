@@ -1021,7 +1021,10 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """sum(x1 x2) / (max(||x1||, eps) max(||x2||, eps)) along dim (the inputs broadcast)."""
+    """sum(x1 x2) / (max(||x1||, eps) max(||x2||, eps)) along dim, the inputs broadcast to one
+    shape first (as PyTorch: a broadcast input's norm counts its repeats)."""
+    shape = carray.broadcast_shapes(x1.shape, x2.shape)
+    x1, x2 = x1.expand(shape), x2.expand(shape)
     n1 = x1.norm(2, dim, keepdim=True).clamp(min=eps)
     n2 = x2.norm(2, dim, keepdim=True).clamp(min=eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)

@@ -16,7 +16,7 @@ import autograd
 def to_autograd(a, device, requires_grad=None):
     """A tensor holding NumPy array a on device (a view of a on the cpu: strides kept)."""
     t = autograd.from_numpy(a) if device == "cpu" else autograd.from_numpy(
-        np.ascontiguousarray(a)).to(device)
+        np.array(a, order="C")).to(device)
     if requires_grad is None:
         requires_grad = a.dtype.kind == "f"
     return t.requires_grad_(True) if requires_grad else t
