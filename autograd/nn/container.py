@@ -420,8 +420,12 @@ class ParameterDict(Module):
         return (self[k] for k in self._keys)
 
     def update(self, parameters):
-        """Add (or replace) each (key, value) of a mapping or an iterable of pairs."""
-        for key, value in _pairs("ParameterDict", parameters):
+        """Add (or replace) each (key, value) of a mapping or an iterable of pairs (a plain
+        mapping's keys in sorted order, as PyTorch; an OrderedDict's in its order)."""
+        pairs = _pairs("ParameterDict", parameters)
+        if isinstance(parameters, Mapping) and not isinstance(parameters, OrderedDict):
+            pairs = sorted(pairs)
+        for key, value in pairs:
             self[key] = value
 
     def extra_repr(self):
