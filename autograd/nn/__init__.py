@@ -1,44 +1,59 @@
-"""autograd.nn: neural-network layers and functions (torch.nn)."""
+"""autograd.nn: neural-network layers and functions (torch.nn).
 
-from autograd.nn import (
-                              functional,  # noqa: F401
-                              init,  # noqa: F401,E402
+The Modules live in one file per family (linear, conv, pooling, normalization, activation,
+attention, transformer, rnn, sparse, ...); nn.functional holds the functions, nn.init the
+initialisations, nn.utils the gradient clipping and parameter conversions, nn.parallel
+DataParallel.
+"""
+
+from autograd.nn import functional, init, parallel, utils
+from autograd.nn.activation import (
+    CELU,
+    ELU,
+    GELU,
+    GLU,
+    SELU,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    LogSoftmax,
+    Mish,
+    PReLU,
+    ReLU,
+    ReLU6,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softplus,
+    Softsign,
+    Tanh,
+    Tanhshrink,
+    Threshold,
 )
-from autograd.nn.activation import LogSoftmax, ReLU, Sigmoid, Softmax, Tanh  # noqa: F401,E402
-
-# area h4: attention and transformers (normalization.LayerNorm: a minimal stand-in until the
-# LayerNorm branch merges)
-from autograd.nn.attention import MultiheadAttention  # noqa: F401,E402
-from autograd.nn.batchnorm import BatchNorm1d, BatchNorm2d  # noqa: F401,E402
-from autograd.nn.container import ModuleList, Sequential  # noqa: F401,E402
-from autograd.nn.conv import AvgPool2d, Conv2d, MaxPool2d  # noqa: F401,E402
-from autograd.nn.dropout import Dropout  # noqa: F401,E402
-from autograd.nn.linear import Flatten, Identity, Linear  # noqa: F401,E402
-from autograd.nn.loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss  # noqa: F401,E402
-from autograd.nn.module import Module  # noqa: F401,E402
-from autograd.nn.normalization import LayerNorm  # noqa: F401,E402
-from autograd.nn.parameter import Parameter  # noqa: F401,E402
-from autograd.nn.transformer import (  # noqa: F401,E402
-                              Transformer,
-                              TransformerDecoder,
-                              TransformerDecoderLayer,
-                              TransformerEncoder,
-                              TransformerEncoderLayer,
+from autograd.nn.attention import MultiheadAttention
+from autograd.nn.batchnorm import BatchNorm1d, BatchNorm2d
+from autograd.nn.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from autograd.nn.conv import AvgPool2d, Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, MaxPool2d
+from autograd.nn.dropout import Dropout, Dropout1d, Dropout2d
+from autograd.nn.fold import Fold, Unfold
+from autograd.nn.linear import Flatten, Identity, Linear, Unflatten
+from autograd.nn.loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CosineEmbeddingLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
 )
-
-# -- h1 (PyTorch's surface): nn.parallel and nn.DataParallel, as torch.nn ----------------------
-# isort: split
-from autograd.nn import parallel  # noqa: F401,E402
-from autograd.nn.parallel import DataParallel  # noqa: F401,E402
-
-# recurrent layers (h5)
-from autograd.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell  # noqa: F401,E402
-
-# convolutions, pooling, resampling (h6)
-# isort: split
-from autograd.nn.conv import Conv1d, ConvTranspose1d, ConvTranspose2d  # noqa: F401,E402
-from autograd.nn.fold import Fold, Unfold  # noqa: F401,E402
-from autograd.nn.padding import (  # noqa: F401,E402
+from autograd.nn.module import Module
+from autograd.nn.normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm, RMSNorm
+from autograd.nn.padding import (
     ConstantPad1d,
     ConstantPad2d,
     ReflectionPad1d,
@@ -48,8 +63,10 @@ from autograd.nn.padding import (  # noqa: F401,E402
     ZeroPad1d,
     ZeroPad2d,
 )
-from autograd.nn.pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: F401,E402
-from autograd.nn.pooling import (  # noqa: F401,E402
+from autograd.nn.parallel import DataParallel
+from autograd.nn.parameter import Parameter
+from autograd.nn.pixelshuffle import PixelShuffle, PixelUnshuffle
+from autograd.nn.pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
     AdaptiveMaxPool1d,
@@ -57,12 +74,13 @@ from autograd.nn.pooling import (  # noqa: F401,E402
     AvgPool1d,
     MaxPool1d,
 )
-from autograd.nn.upsampling import (  # noqa: F401,E402
-    Upsample,
-    UpsamplingBilinear2d,
-    UpsamplingNearest2d,
+from autograd.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
+from autograd.nn.sparse import Embedding, EmbeddingBag
+from autograd.nn.transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
 )
-
-# -- h7: nn.utils --
-# isort: split
-from autograd.nn import utils  # noqa: F401
+from autograd.nn.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d

@@ -1,11 +1,17 @@
-"""Containers of modules: Sequential (runs its children in order) and ModuleList (holds them)."""
+"""Containers: Sequential (runs its children in order), ModuleList and ModuleDict (hold modules),
+ParameterList and ParameterDict (hold parameters)."""
 
 import operator
 from collections import OrderedDict
+from collections.abc import Mapping
 
+from autograd._defaults import scalar_type_name
 from autograd.nn.module import Module, _addindent
+from autograd.nn.parameter import Parameter
+from autograd.tensor import Tensor
 
-__all__ = ["ModuleList", "Sequential"]
+__all__ = ["ModuleList", "Sequential",
+           "ModuleDict", "ParameterDict", "ParameterList"]  # h3
 
 
 def _index(n, idx):
@@ -186,3 +192,243 @@ class ModuleList(_Numbered):
             head = f"({start})" if start == end else f"({start}-{end}): {end - start + 1} x"
             lines.append(_addindent(f"{head}: {text}" if start == end else f"{head} {text}", 2))
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
+
+
+# ---------------------------------------------------------------------------------------------
+# h3: ModuleDict, ParameterList, ParameterDict
+# ---------------------------------------------------------------------------------------------
+
+
+def _pairs(kind, values):
+    """(key, value) pairs of a mapping or of an iterable of pairs (TypeError / ValueError as
+    PyTorch's update())."""
+    if isinstance(values, (OrderedDict, dict, Mapping, ModuleDict, ParameterDict)):
+        return list(values.items())
+    if not hasattr(values, "__iter__"):
+        raise TypeError(f"{kind}.update should be called with an iterable of key/value pairs, "
+                        f"but got {type(values).__name__}")
+    out = []
+    for j, pair in enumerate(values):
+        if not hasattr(pair, "__iter__") or isinstance(pair, (str, bytes)):
+            raise TypeError(f"{kind} update sequence element #{j} should be Iterable; is "
+                            f"{type(pair).__name__}")
+        pair = list(pair)
+        if len(pair) != 2:
+            raise ValueError(f"{kind} update sequence element #{j} has length {len(pair)}; 2 is "
+                             f"required")
+        out.append((pair[0], pair[1]))
+    return out
+
+
+class ModuleDict(Module):
+    """ModuleDict(modules=None): an ordered dict of named child modules (state_dict keys are
+    "<key>.<name>"). KeyError for a missing key, TypeError for a value that is not a Module."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key):
+        return self._modules[key]
+
+    def __setitem__(self, key, module):
+        self.add_module(key, module)
+
+    def __delitem__(self, key):
+        del self._modules[key]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key):
+        return key in self._modules
+
+    def clear(self):
+        """Remove every module."""
+        self._modules.clear()
+
+    def pop(self, key):
+        """Remove the module at key and return it."""
+        module = self[key]
+        del self[key]
+        return module
+
+    def keys(self):
+        return self._modules.keys()
+
+    def items(self):
+        return self._modules.items()
+
+    def values(self):
+        return self._modules.values()
+
+    def update(self, modules):
+        """Add (or replace) each (key, module) of a mapping or an iterable of pairs."""
+        for key, module in _pairs("ModuleDict", modules):
+            self[key] = module
+
+
+def _param_line(key, p, typename):
+    if isinstance(p, Tensor):
+        size = "x".join(str(n) for n in p.shape)
+        kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+        device = f" ({p.device})" if str(p.device) != "cpu" else ""
+        return f"  ({key}): {kind} containing: [{typename(p)} of size {size}{device}]"
+    return f"  ({key}): Object of type: {type(p).__name__}"
+
+
+def _as_parameter(value):
+    """Tensors (not Parameters) become Parameters, as PyTorch's containers do."""
+    if isinstance(value, Tensor) and not isinstance(value, Parameter):
+        return Parameter(value)
+    return value
+
+
+class ParameterList(Module):
+    """ParameterList(values=None): a list of parameters registered under "0", "1", ... (tensors
+    are made Parameters; other objects are kept as plain attributes)."""
+
+    def __init__(self, values=None):
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self += values
+
+    def _key(self, idx):
+        idx = operator.index(idx)
+        if not -self._size <= idx < self._size:
+            raise IndexError(f"index {idx} is out of range")
+        return str(idx % self._size)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return type(self)([self[i] for i in range(self._size)[idx]])
+        return getattr(self, self._key(idx))
+
+    def __setitem__(self, idx, param):
+        setattr(self, self._key(idx), _as_parameter(param))
+
+    def __len__(self):
+        return self._size
+
+    def __iter__(self):
+        return (self[i] for i in range(self._size))
+
+    def __iadd__(self, parameters):
+        return self.extend(parameters)
+
+    def __dir__(self):
+        return [k for k in super().__dir__() if not k.isdigit()]
+
+    def append(self, value):
+        """Add value at the end; returns self."""
+        self._size += 1
+        setattr(self, str(self._size - 1), _as_parameter(value))
+        return self
+
+    def extend(self, values):
+        """Append each of values (TypeError when it is not iterable or is a Tensor); returns
+        self."""
+        if not hasattr(values, "__iter__") or isinstance(values, Tensor):
+            raise TypeError(f"ParameterList.extend should be called with an iterable, but got "
+                            f"{type(values).__name__}")
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self):
+        return "\n".join(_param_line(k, p, lambda t: f"autograd.{t.dtype}")
+                         for k, p in enumerate(self))
+
+
+class ParameterDict(Module):
+    """ParameterDict(parameters=None): an ordered dict of parameters registered under their keys
+    (state_dict keys are the keys). KeyError for a missing key."""
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        self._keys = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key):
+        if key not in self._keys:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __setitem__(self, key, value):
+        if not isinstance(key, str):
+            raise TypeError(f"module name should be a string. Got {type(key).__name__}")
+        self._keys[key] = None
+        setattr(self, key, _as_parameter(value))
+
+    def __delitem__(self, key):
+        del self._keys[key]
+        delattr(self, key)
+
+    def __len__(self):
+        return len(self._keys)
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __reversed__(self):
+        return reversed(list(self._keys))
+
+    def __contains__(self, key):
+        return key in self._keys
+
+    def copy(self):
+        """A new ParameterDict holding the same parameters."""
+        return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self):
+        for key in list(self._keys):
+            del self[key]
+
+    def pop(self, key):
+        value = self[key]
+        del self[key]
+        return value
+
+    def popitem(self):
+        key = list(self._keys)[-1]
+        return key, self.pop(key)
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def fromkeys(self, keys, default=None):
+        return ParameterDict((k, default) for k in keys)
+
+    def keys(self):
+        return self._keys.keys()
+
+    def items(self):
+        return ((k, self[k]) for k in self._keys)
+
+    def values(self):
+        return (self[k] for k in self._keys)
+
+    def update(self, parameters):
+        """Add (or replace) each (key, value) of a mapping or an iterable of pairs (a plain
+        mapping's keys in sorted order, as PyTorch; an OrderedDict's in its order)."""
+        pairs = _pairs("ParameterDict", parameters)
+        if isinstance(parameters, Mapping) and not isinstance(parameters, OrderedDict):
+            pairs = sorted(pairs)
+        for key, value in pairs:
+            self[key] = value
+
+    def extra_repr(self):
+        return "\n".join(_param_line(k, p, lambda t: f"autograd.{scalar_type_name(t.dtype)}"
+                                                      f"Tensor")
+                         for k, p in self.items())

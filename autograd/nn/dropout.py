@@ -1,9 +1,10 @@
-"""Dropout: zeroes elements with probability p while training."""
+"""Dropout: zeroes elements with probability p while training; Dropout1d/Dropout2d zero whole
+channels."""
 
 from autograd.nn import functional as F
 from autograd.nn.module import Module
 
-__all__ = ["Dropout"]
+__all__ = ["Dropout", "Dropout1d", "Dropout2d"]
 
 
 class Dropout(Module):
@@ -22,3 +23,22 @@ class Dropout(Module):
 
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"
+
+
+# h3: channel dropout
+
+
+class Dropout1d(Dropout):
+    """In training mode, zero each channel of an (N, C, L) or (C, L) input with probability p and
+    scale the rest by 1/(1-p)."""
+
+    def forward(self, input):
+        return F.dropout1d(input, self.p, self.training, self.inplace)
+
+
+class Dropout2d(Dropout):
+    """In training mode, zero each channel of an (N, C, H, W) input with probability p and scale
+    the rest by 1/(1-p)."""
+
+    def forward(self, input):
+        return F.dropout2d(input, self.p, self.training, self.inplace)

@@ -44,12 +44,19 @@ from autograd.ops.nn import (
     Targets,
     leaky_relu_data,
 )
+from autograd.ops.normalization import NativeLayerNorm, RmsNorm  # h3: normalisation
 
 __all__ = [
     "avg_pool2d", "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
     "conv2d", "cross_entropy", "dropout", "elu", "embedding", "gelu", "hardtanh", "l1_loss",
     "leaky_relu", "linear", "log_softmax", "max_pool2d", "mse_loss", "nll_loss", "one_hot",
     "pad", "relu", "relu6", "sigmoid", "silu", "softmax", "softmin", "softplus", "tanh",
+    # h3: normalisation, activations, channel dropout, losses, distances, embedding_bag
+    "celu", "cosine_embedding_loss", "cosine_similarity", "dropout1d", "dropout2d",
+    "embedding_bag", "glu", "group_norm", "hardsigmoid", "hardswish", "huber_loss",
+    "instance_norm", "kl_div", "layer_norm", "logsigmoid", "mish", "normalize",
+    "pairwise_distance", "prelu", "rms_norm", "selu", "smooth_l1_loss", "softsign", "tanhshrink",
+    "threshold",
 ]
 
 # convolutions, pooling, resampling (h6)
@@ -251,6 +258,7 @@ def gelu(input, approximate="none"):
         return input * 0.5 * (_tanh(inner) + 1)
     if approximate != "none":
         raise RuntimeError("approximate argument must be either none or tanh.")
+    # TODO(h3): use carray.erf once it lands (Erf sums a float64 series, accurate but slow)
     return input * 0.5 * (Erf.apply(input * (1 / math.sqrt(2))) + 1)
 
 
@@ -988,3 +996,489 @@ def _static_or_heads(t, static, name, n, head_dim):
         raise AssertionError(f"expecting {name}.size(2) of {head_dim}, but got "
                              f"{static.shape[2]}")
     return static
+# h3: normalisation, more activations, channel dropout, more losses, distances, embedding_bag
+# ---------------------------------------------------------------------------------------------
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+_MACHINE_EPS = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7, "float32": 2.0 ** -23,
+                "float64": 2.0 ** -52}  # torch.finfo(dtype).eps (carray has no finfo)
+
+
+def _shape_tuple(normalized_shape):
+    if isinstance(normalized_shape, numbers.Integral):
+        return (int(normalized_shape),)
+    return tuple(int(n) for n in normalized_shape)
+
+
+def _check_normalized(op, input, shape, weight, bias=None):
+    """RuntimeError, as PyTorch, when input's trailing dims or weight/bias are not shape."""
+    k = len(shape)
+    if k == 0 or input.shape[input.ndim - k:] != shape or input.ndim < k:
+        star = "*, " if op == "layer_norm" else "*"
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[{star}{', '.join(str(n) for n in shape)}], but got input of size"
+                           f"{list(input.shape)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t.shape != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
+                               f"got {name} of shape {list(t.shape)} and normalized_shape = "
+                               f"{list(shape)}")
+        if t is not None and t.dtype != input.dtype:
+            raise RuntimeError(f"expected scalar type {scalar_type_name(input.dtype)} but found "
+                               f"{scalar_type_name(t.dtype)}")
+    _check_float(op, input)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """(x - mean) / sqrt(var + eps) * weight + bias, mean and biased var over the trailing dims
+    normalized_shape (torch.nn.functional.layer_norm). RuntimeError when input's trailing dims,
+    weight or bias do not match normalized_shape."""
+    shape = _shape_tuple(normalized_shape)
+    _check_normalized("layer_norm", input, shape, weight, bias)
+    return NativeLayerNorm.apply(input, len(shape), weight, bias, float(eps))
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """x / sqrt(mean(x^2) + eps) * weight over the trailing dims normalized_shape; eps=None is
+    the dtype's machine epsilon (torch.finfo(dtype).eps). Errors as layer_norm."""
+    shape = _shape_tuple(normalized_shape)
+    _check_normalized("rms_norm", input, shape, weight)
+    if eps is None:
+        eps = _MACHINE_EPS[str(input.dtype)]
+    return RmsNorm.apply(input, len(shape), weight, float(eps))
+
+
+def _check_spatial(input):
+    size = 1
+    for n in input.shape[2:]:
+        size *= n
+    if size == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size "
+                         f"{_size(input.shape)}")
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalise input (N, C, *) over each group of C / num_groups channels and the other dims,
+    then scale and shift per channel. RuntimeError when C is not divisible by num_groups or
+    weight/bias do not have C elements; ValueError for one value per group."""
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{input.ndim}")
+    n, c = input.shape[:2]
+    if num_groups <= 0 or c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {list(input.shape)} and "
+                           f"num_groups={num_groups}")
+    for t in (weight, bias):
+        if t is not None and (t.ndim != 1 or t.numel() != c):
+            raise RuntimeError(f"Expected weight to be a vector of size equal to the number of "
+                               f"channels in input, but got weight of shape {list(t.shape)} and "
+                               f"input of shape {list(input.shape)}")
+    spatial = 1
+    for d in input.shape[2:]:
+        spatial *= d
+    if n * (c // num_groups) * spatial == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                         f"{[c // num_groups * n, num_groups] + list(input.shape[2:])}")
+    _check_float("group_norm", input)
+    per_group = c // num_groups * spatial
+    out = NativeLayerNorm.apply(input.reshape((n, num_groups, per_group)), 1, None, None,
+                                float(eps)).reshape(input.shape)
+    cshape = (c,) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        out = out * weight.reshape(cshape)
+    if bias is not None:
+        out = out + bias.reshape(cshape)
+    return out
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    """batch_norm of each (sample, channel) plane of input (N, C, *) on its own (the input seen
+    as (1, N C, *)); running stats, when given, are updated with the mean over the batch of the
+    per-sample statistics. ValueError for a single spatial element when use_input_stats."""
+    if use_input_stats:
+        _check_spatial(input)
+    n, c = input.shape[:2]
+
+    def repeat(t, detach):
+        if t is None:
+            return None
+        t = t.detach() if detach else t
+        return t.reshape((1, c)).expand((n, c)).reshape((n * c,))
+
+    rm = repeat(running_mean, True)
+    rv = repeat(running_var, True)
+    if rm is not None:
+        rm, rv = rm.clone(), rv.clone()
+    x = input.reshape((1, n * c) + tuple(input.shape[2:]))
+    out = batch_norm(x, rm, rv, repeat(weight, False), repeat(bias, False), use_input_stats,
+                     momentum, eps)
+    for r, rep in ((running_mean, rm), (running_var, rv)):
+        if r is not None and use_input_stats:
+            r.array[...] = carray.mean(rep.array.reshape((n, c)), axis=0)
+            r._vc[0] += 1
+    return out.reshape(input.shape)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """x where x > 0 else alpha (exp(x / alpha) - 1)."""
+    neg = (input.clamp(max=0.0) / alpha).expm1() * alpha
+    out = Where.apply(input.detach() > 0, input, neg)
+    return input.copy_(out) if inplace else out
+
+
+def selu(input, inplace=False):
+    """scale * elu(x, alpha) with SELU's fixed alpha and scale."""
+    out = elu(input, _SELU_ALPHA) * _SELU_SCALE
+    return input.copy_(out) if inplace else out
+
+
+def mish(input, inplace=False):
+    """x tanh(softplus(x))."""
+    out = input * _tanh(Softplus.apply(input, 1.0, 20.0))
+    return input.copy_(out) if inplace else out
+
+
+def hardsigmoid(input, inplace=False):
+    """relu6(x + 3) / 6;  dx = g / 6 for -3 < x < 3, else 0."""
+    inside = (input.detach() > -3) & (input.detach() < 3)
+    out = Where.apply(inside, input / 6 + 0.5, (input.detach() >= 3).to(input.dtype))
+    return input.copy_(out) if inplace else out
+
+
+def hardswish(input, inplace=False):
+    """x relu6(x + 3) / 6;  dx = g (2x + 3) / 6 for -3 < x < 3 (0 below, g above)."""
+    x = input.detach()
+    out = Where.apply(x <= -3, 0.0, Where.apply(x >= 3, input, input * (input + 3) / 6))
+    return input.copy_(out) if inplace else out
+
+
+def prelu(input, weight):
+    """x where x > 0 else weight x, weight with one value or one per channel (dim 1).
+    RuntimeError when weight's size is neither 1 nor the number of channels."""
+    if weight.numel() != 1:
+        c = input.shape[1] if input.ndim >= 2 else (input.shape[0] if input.ndim else 1)
+        if weight.numel() != c:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                               f"parameter numbers = {weight.numel()} and channel size = {c}.")
+        if input.ndim >= 2:
+            weight = weight.reshape((c,) + (1,) * (input.ndim - 2))
+    else:
+        weight = weight.reshape(())
+    return Where.apply(input.detach() > 0, input, input * weight)
+
+
+def glu(input, dim=-1):
+    """a sigmoid(b), a and b the two halves of input along dim. RuntimeError for an odd size
+    or a 0-d input."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = dim % input.ndim if -input.ndim <= dim < input.ndim else dim
+    n = input.shape[d]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {n}")
+    a = input.narrow(d, 0, n // 2)
+    b = input.narrow(d, n // 2, n // 2)
+    return a * _sigmoid(b)
+
+
+def logsigmoid(input):
+    """log(sigmoid(x)) = -softplus(-x), stable for any x."""
+    return -Softplus.apply(-input, 1.0, math.inf)
+
+
+def softsign(input):
+    """x / (1 + |x|)."""
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input):
+    """x - tanh(x)."""
+    return input - _tanh(input)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """x where x > threshold else value."""
+    out = Where.apply(input.detach() > threshold, input, value)
+    return input.copy_(out) if inplace else out
+
+
+def _feature_dropout(input, p, training, inplace):
+    """Zero whole channels (input[n, c] for every n, c) with probability p, scale the rest by
+    1 / (1 - p)."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0:
+        return input
+    d = input.array
+    if d.dtype.kind != "f":
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{scalar_type_name(d.dtype)}")
+    mshape = tuple(d.shape[:2]) + (1,) * (d.ndim - 2)
+    u = factories._rng(None).random(mshape, dtype=d.dtype, device=d.device)
+    scale = 1.0 / (1.0 - p) if p < 1 else 0.0
+    mask = wrap(carray.multiply(carray.less(u, 1.0 - p).astype(d.dtype), scale))
+    return input.mul_(mask) if inplace else Mul.apply(input, mask)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Channel dropout for (N, C, L) or (C, L) inputs: each channel is zeroed with probability
+    p. ValueError for p outside [0, 1], RuntimeError for another rank."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D "
+                           f"input. Note that dropout1d exists to provide channel-wise dropout "
+                           f"on inputs with 1 spatial dimension, a channel dimension, and an "
+                           f"optional batch dimension (i.e. 2D or 3D inputs).")
+    if input.ndim == 2:
+        out = _feature_dropout(input.unsqueeze(0), p, training, False).squeeze(0)
+        return input.copy_(out) if inplace and out is not input else out
+    return _feature_dropout(input, p, training, inplace)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Channel dropout for (N, C, H, W) inputs (dims 0 and 1 index the channels, as PyTorch's,
+    which warns for other ranks). ValueError for p outside [0, 1]."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.ndim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is "
+                      f"deprecated and will result in an error in a future release. To retain "
+                      f"the behavior and silence this warning, please use dropout instead. Note "
+                      f"that dropout2d exists to provide channel-wise dropout on inputs with 2 "
+                      f"spatial dimensions, a channel dimension, and an optional batch dimension "
+                      f"(i.e. 3D or 4D inputs).", stacklevel=2)
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise "
+                      "1D dropout behavior is desired - input is interpreted as shape (N, C, L), "
+                      "where C is the channel dim. This behavior will change in a future release "
+                      "to interpret the input as one without a batch dimension, i.e. shape (C, "
+                      "H, W). To maintain the 1D channel-wise dropout behavior, please switch to "
+                      "using dropout1d instead.", stacklevel=2)
+    return _feature_dropout(input, p, training, inplace)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """0.5 z^2 / beta where |z| < beta else |z| - 0.5 beta, z = input - target (l1 for
+    beta = 0). RuntimeError for a negative beta, ValueError for an unknown reduction."""
+    reduction = _reduction_arg(reduction, size_average, reduce)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _check_float("smooth_l1", input)
+    _check_same_size("smooth_l1_loss", input, target)
+    z = input - target
+    if beta == 0:
+        return _reduce(z.abs(), reduction)
+    small = z.detach().abs() < beta
+    return _reduce(Where.apply(small, z * z * (0.5 / beta), z.abs() - 0.5 * beta), reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """0.5 z^2 where |z| < delta else delta (|z| - 0.5 delta), z = input - target, optionally
+    times weight (input's size). RuntimeError for delta <= 0, ValueError for an unknown
+    reduction or a weight of another size."""
+    reduction = _reduction_arg(reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _check_float("huber", input)
+    _check_same_size("huber_loss", input, target)
+    z = input - target
+    small = z.detach().abs() < delta
+    loss = Where.apply(small, z * z * 0.5, (z.abs() - 0.5 * delta) * delta)
+    if weight is not None:
+        if weight.shape != input.shape:
+            raise ValueError("Weights and input must have the same size.")
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """Pointwise KL divergence of log-probabilities input from target: target (log target -
+    input) (0 where target is 0), or exp(target) (target - input) with log_target. 'batchmean'
+    divides the sum by input.size(0); 'mean' (which warns, as PyTorch) by the element count."""
+    if size_average is not None or reduce is not None:
+        reduction = _reduction_arg(reduction, size_average, reduce)
+    elif reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
+                      "support size.'batchmean' divides only by the batch size, and aligns with "
+                      "the KL div math definition.'mean' will be changed to behave the same as "
+                      "'batchmean' in the next major release.", stacklevel=2)
+    if reduction not in ("none", "mean", "sum", "batchmean"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    _check_float("kl_div", input)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        pos = target.detach() > 0
+        safe = Where.apply(pos, target, 1.0)
+        loss = Where.apply(pos, target * safe.log(), 0.0) - target * input
+    if reduction == "batchmean":
+        total = loss.sum()
+        return total / input.shape[0] if input.ndim else total
+    return _reduce(loss, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                          reduction="mean"):
+    """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1 (cosine
+    over dim 1 of (N, D) inputs, or of (D,) inputs with a 0-d target). RuntimeError for shapes
+    that do not fit."""
+    reduction = _reduction_arg(reduction, size_average, reduce)
+    td = target.ndim
+    if td > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if td == 1 and (input1.ndim != 2 or input2.ndim != 2):
+        raise RuntimeError(f"1D target tensor expects 2D input tensors, but found inputs with "
+                           f"sizes {list(input1.shape)} and {list(input2.shape)}.")
+    if td == 0 and (input1.ndim != 1 or input2.ndim != 1):
+        raise RuntimeError(f"0D target tensor expects 1D input tensors, but found inputs with "
+                           f"sizes {list(input1.shape)} and {list(input2.shape)}.")
+    dim = input1.ndim - 1
+    eps = 1e-12
+    prod = (input1 * input2).sum(dim)
+    mag1 = (input1 * input1).sum(dim) + eps
+    mag2 = (input2 * input2).sum(dim) + eps
+    cos = prod / (mag1 * mag2).sqrt()
+    t = target.detach()
+    pos = Where.apply(t == 1, 1 - cos, 0.0)
+    neg = Where.apply(t == -1, (cos - margin).clamp(min=0.0), 0.0)
+    return _reduce(pos + neg, reduction)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(||input||_p, eps) along dim."""
+    result = input / input.norm(p, dim, keepdim=True).clamp(min=eps)
+    return result if out is None else out.copy_(result)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """sum(x1 x2) / (max(||x1||, eps) max(||x2||, eps)) along dim, the inputs broadcast to one
+    shape first (as PyTorch: a broadcast input's norm counts its repeats)."""
+    shape = carray.broadcast_shapes(x1.shape, x2.shape)
+    x1, x2 = x1.expand(shape), x2.expand(shape)
+    n1 = x1.norm(2, dim, keepdim=True).clamp(min=eps)
+    n2 = x2.norm(2, dim, keepdim=True).clamp(min=eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """||x1 - x2 + eps||_p over the last dim (the inputs broadcast)."""
+    nd = max(x1.ndim, x2.ndim)
+    d = x1 - x2 + eps
+    if nd == 0:
+        return d.abs()
+    return d.norm(p, nd - 1, keepdim=keepdim)
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
+                  mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
+                  padding_idx=None):
+    """Sums, means or maxes of bags of embedding rows: a 2-d input (B, L) is B bags of L
+    indices; a 1-d input is cut into bags at offsets (offsets[0] must be 0; with
+    include_last_offset the last offset ends the last bag). Indices equal to padding_idx are
+    left out (of the mean's count too); an empty bag gives zeros. per_sample_weights (input's
+    shape) scales each row, for mode='sum' only. ValueError / NotImplementedError /
+    RuntimeError / IndexError as PyTorch for arguments that do not fit."""
+    if per_sample_weights is not None and input.shape != per_sample_weights.shape:
+        raise ValueError(f"embedding_bag: If per_sample_weights ({_size(per_sample_weights.shape)})"
+                         f" is not None, then it must have the same shape as the input "
+                         f"({_size(input.shape)})")
+    if weight.ndim != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
+                         f"{weight.ndim}")
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError(f"if input is 2D, then offsets has to be None, as input is treated "
+                             f"is a mini-batch of fixed length sequences. However, found offsets "
+                             f"of type {type(offsets)}")
+        b, length = input.shape
+        starts = list(range(0, b * length, length)) if length else [0] * b
+        include_last_offset = False
+        input = input.reshape((-1,))
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape((-1,))
+    elif input.ndim == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.ndim != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        starts = [int(o) for o in offsets.array.tolist()]
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
+                         f"{input.ndim}")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if sparse:
+        raise RuntimeError("embedding_bag(): sparse gradients are not supported; use "
+                           "sparse=False")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
+                                  f"per_sample_weights is only supported for mode='sum' (got "
+                                  f"mode='{mode}'). Please open a feature request on GitHub.")
+    n = input.shape[0]
+    if starts and starts[0] != 0:
+        raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch "
+                           f"has to start from position 0. However, got {starts[0]}")
+    if starts and starts[-1] > n:
+        raise RuntimeError(f"offsets[-1] can not be greater than input's length {n} but got "
+                           f"offsets[-1] of {starts[-1]}")
+    if any(a > b for a, b in zip(starts, starts[1:])):
+        raise RuntimeError("offsets must be non-decreasing")
+    ends = starts[1:] + ([] if include_last_offset else [n])
+    starts = starts[:len(ends)]
+    return _bags(input, weight, starts, ends, max_norm, norm_type, scale_grad_by_freq, mode,
+                 per_sample_weights, padding_idx)
+
+
+def _bags(input, weight, starts, ends, max_norm, norm_type, by_freq, mode, psw, padding_idx):
+    """embedding_bag's reduction, once the bags are known as [starts[b], ends[b]) ranges: the
+    rows are gathered into a (B, longest bag, D) block (padded), masked and reduced."""
+    v, dim = weight.shape
+    idx = input.array
+    if idx.dtype not in (carray.int64, carray.int32):
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
+                           f"following scalar types: Long, Int; but got "
+                           f"torch.{scalar_type_name(idx.dtype)}Tensor instead")
+    if padding_idx is not None:
+        if not -v <= padding_idx < v:
+            raise AssertionError("padding_idx must be within the number of embeddings")
+        padding_idx %= v
+    if idx.size and (int(carray.min(idx)) < 0 or int(carray.max(idx)) >= v):
+        raise IndexError("index out of range in self")
+    if max_norm is not None:
+        _renorm_rows(weight, idx, max_norm, norm_type)
+    dev = idx.device
+    nb = len(starts)
+    lengths = [e - s for s, e in zip(starts, ends)]
+    longest = max(lengths, default=0)
+    rows = Embedding.apply(weight, idx, padding_idx, bool(by_freq))  # (n, D)
+    if psw is not None:
+        rows = rows * psw.reshape((-1, 1))
+    if nb == 0 or longest == 0:
+        return wrap(carray.zeros((nb, dim), dtype=weight.array.dtype, device=dev)) + \
+            rows.sum() * 0.0
+    start = carray.asarray(starts, dtype=carray.int64, device=dev).reshape((nb, 1))
+    length = carray.asarray(lengths, dtype=carray.int64, device=dev).reshape((nb, 1))
+    j = carray.arange(longest, dtype=carray.int64, device=dev).reshape((1, longest))
+    valid = carray.less(j, length)  # (B, longest)
+    pos = carray.where(valid, carray.add(start, j), 0)
+    if padding_idx is not None:
+        valid = carray.logical_and(valid, carray.not_equal(idx.reshape(-1)[pos], padding_idx))
+    block = Index.apply(rows, (pos,))  # (B, longest, D)
+    keep = wrap(carray.expand_dims(valid, 2))
+    if mode == "max":
+        block = Where.apply(keep, block, -math.inf)
+        out = block.max(1)[0]
+        any_row = wrap(carray.expand_dims(carray.any(valid, axis=1), 1))
+        return Where.apply(any_row, out, 0.0)
+    out = Where.apply(keep, block, 0.0).sum(1)
+    if mode == "mean":
+        count = carray.maximum(carray.sum(valid.astype(weight.array.dtype), axis=1,
+                                          keepdims=True), 1.0)
+        out = out / wrap(count)
+    return out

@@ -8,7 +8,7 @@ from autograd.nn import init
 from autograd.nn.module import Module
 from autograd.nn.parameter import Parameter
 
-__all__ = ["Flatten", "Identity", "Linear"]
+__all__ = ["Flatten", "Identity", "Linear", "Unflatten"]
 
 
 class Identity(Module):
@@ -66,3 +66,45 @@ class Flatten(Module):
 
     def extra_repr(self):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+# h3: Unflatten
+
+
+class Unflatten(Module):
+    """Splits dim into unflattened_size (the inverse of Flatten). TypeError for a size that is
+    not a tuple or list of ints; RuntimeError (in forward) when it does not multiply up to the
+    dim's size."""
+
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        if not isinstance(unflattened_size, (tuple, list)):
+            raise TypeError(f"unflattened_size must be a tuple of ints, but found type "
+                            f"{type(unflattened_size).__name__}")
+        for i, n in enumerate(unflattened_size):
+            if not isinstance(n, int) or isinstance(n, bool):
+                raise TypeError(f"unflattened_size must be tuple of ints, but found element of "
+                                f"type {type(n).__name__} at pos {i}")
+        self.dim = dim
+        self.unflattened_size = unflattened_size
+
+    def forward(self, input):
+        return _unflatten(input, self.dim, tuple(self.unflattened_size))
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+def _unflatten(input, dim, sizes):
+    d = dim + input.ndim if dim < 0 else dim
+    if not 0 <= d < input.ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-input.ndim}, {input.ndim - 1}], but got {dim})")
+    n = input.shape[d]
+    known = 1
+    for s in sizes:
+        known *= s if s != -1 else 1
+    if (-1 not in sizes and known != n) or (-1 in sizes and (known == 0 or n % known)):
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
+                           f"size of dim {dim} ({n}) in the input tensor")
+    return input.reshape(tuple(input.shape[:d]) + sizes + tuple(input.shape[d + 1:]))

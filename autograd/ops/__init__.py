@@ -14,6 +14,7 @@
     nn.py                the Functions behind autograd.nn.functional (linear, conv2d, losses)
     conv.py pooling.py   (h6) unfold/fold, grouped, 1-d and transposed convolutions; 1-d and
     resample.py          adaptive pooling; interpolate, pixel_shuffle
+    normalization.py     layer_norm's and rms_norm's Functions
     _util.py             the Builtin base, wrapping, the one unbroadcast helper, dim checks
 
 Each Function (forward and backward side by side) is importable from here, as are the torch.*
@@ -25,6 +26,7 @@ from autograd.ops.attention import *  # noqa: F403,E402  (area h4: attention)
 from autograd.ops.elementwise import *  # noqa: F403
 from autograd.ops.linalg import *  # noqa: F403
 from autograd.ops.nn import *  # noqa: F403
+from autograd.ops.normalization import *  # noqa: F403  (h3)
 from autograd.ops.reduce import *  # noqa: F403
 from autograd.ops.scan import *  # noqa: F403
 from autograd.ops.shape import *  # noqa: F403

@@ -4,10 +4,11 @@ ways, causal, kdim/vdim, bias_kv, zero_attn, unbatched; initialisation and error
 
 import numpy as np
 import pytest
-from _torch_ref import assert_close, assert_grads_close, load_from_torch, pair
 
 import autograd
 from autograd import nn
+
+from _torch_ref import assert_close, assert_grads_close, load_from_torch, pair
 
 rng = np.random.default_rng(1)
 

@@ -5,11 +5,12 @@ a torch state_dict through safetensors both ways; LayerNorm; dropout shapes; err
 
 import numpy as np
 import pytest
-from _torch_ref import assert_close, assert_grads_close, load_from_torch, pair
 
 import autograd
 from autograd import nn
 from autograd.nn import functional as F
+
+from _torch_ref import assert_close, assert_grads_close, load_from_torch, pair
 
 rng = np.random.default_rng(2)
 

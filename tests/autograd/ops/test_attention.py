@@ -4,10 +4,11 @@ gradgradcheck of its Function, dropout statistics, and PyTorch's errors."""
 
 import numpy as np
 import pytest
-from _torch_ref import assert_close, pair, to_np
 
 import autograd
 from autograd.nn import functional as F
+
+from _torch_ref import assert_close, pair, to_np
 
 rng = np.random.default_rng(0)
 

@@ -5,11 +5,12 @@ types for bad arguments."""
 
 import numpy as np
 import pytest
-from _torch_compare import compare, same_error
 
 import autograd
 from autograd.nn import functional as F
 from autograd.ops.conv import Col2Im, Im2Col
+
+from _torch_compare import compare, same_error
 
 RNG = np.random.default_rng(12)
 

@@ -4,11 +4,12 @@ error types."""
 
 import numpy as np
 import pytest
-from _torch_compare import compare, same_error
 
 import autograd
 from autograd.nn import functional as F
 from autograd.ops.pooling import AdaptiveMaxPool2D
+
+from _torch_compare import compare, same_error
 
 RNG = np.random.default_rng(5)
 
