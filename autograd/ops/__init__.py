@@ -19,9 +19,13 @@ functions.
 """
 
 from autograd.ops import tensor_methods  # noqa: F401  (gives Tensor its op methods)
+from autograd.ops.binary_math import *  # noqa: F403
+from autograd.ops.contract import *  # noqa: F403
 from autograd.ops.elementwise import *  # noqa: F403
+from autograd.ops.indexing import *  # noqa: F403
 from autograd.ops.linalg import *  # noqa: F403
 from autograd.ops.nn import *  # noqa: F403
+from autograd.ops.random_ops import *  # noqa: F403
 from autograd.ops.reduce import *  # noqa: F403
 from autograd.ops.scan import *  # noqa: F403
 from autograd.ops.shape import *  # noqa: F403

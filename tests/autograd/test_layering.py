@@ -29,7 +29,10 @@ LAYERS = [
     ["autograd.ops._util", "autograd.ops.elementwise", "autograd.ops.linalg",
      "autograd.ops.reduce", "autograd.ops.scan", "autograd.ops.shape", "autograd.ops.sort",
      "autograd.ops.inplace", "autograd.ops.torch_functions", "autograd.ops.tensor_methods",
-     "autograd.ops.nn", "autograd.ops"],
+     "autograd.ops.nn", "autograd.ops",
+     # tensor functions (issue 12 item 1)
+     "autograd.ops.binary_math", "autograd.ops.contract", "autograd.ops.indexing",
+     "autograd.ops.random_ops"],
     ["autograd.gradcheck", "autograd.serialization", "autograd.nn", "autograd.optim",
      "autograd.utils", "autograd.datasets"],
     ["autograd"],
