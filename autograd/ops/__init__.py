@@ -23,10 +23,14 @@ functions.
 
 from autograd.ops import tensor_methods  # noqa: F401  (gives Tensor its op methods)
 from autograd.ops.attention import *  # noqa: F403,E402  (area h4: attention)
+from autograd.ops.binary_math import *  # noqa: F403
+from autograd.ops.contract import *  # noqa: F403
 from autograd.ops.elementwise import *  # noqa: F403
+from autograd.ops.indexing import *  # noqa: F403
 from autograd.ops.linalg import *  # noqa: F403
 from autograd.ops.nn import *  # noqa: F403
 from autograd.ops.normalization import *  # noqa: F403  (h3)
+from autograd.ops.random_ops import *  # noqa: F403
 from autograd.ops.reduce import *  # noqa: F403
 from autograd.ops.scan import *  # noqa: F403
 from autograd.ops.shape import *  # noqa: F403

@@ -534,3 +534,24 @@ Abs = unary("Abs", carray.abs, "input", False, lambda g, x, y: g * wrap(carray.s
 Sign = unary("Sign", carray.sign, None, False, lambda g, x, y: g * 0, "0")
 Floor = unary("Floor", carray.floor, None, False, lambda g, x, y: g * 0, "0")
 Ceil = unary("Ceil", carray.ceil, None, False, lambda g, x, y: g * 0, "0")
+
+# -- inverse trigonometric and hyperbolic functions, erf, erfinv (tensor functions, issue 12) --
+Asin = unary("Asin", carray.arcsin, "input", True, lambda g, x, y: g / (1 - x * x).sqrt(),
+             "g / sqrt(1 - x^2)")
+Acos = unary("Acos", carray.arccos, "input", True, lambda g, x, y: -g / (1 - x * x).sqrt(),
+             "-g / sqrt(1 - x^2)")
+Atan = unary("Atan", carray.arctan, "input", True, lambda g, x, y: g / (x * x + 1),
+             "g / (1 + x^2)")
+Sinh = unary("Sinh", carray.sinh, "input", True, lambda g, x, y: g * Cosh.apply(x), "g cosh(x)")
+Cosh = unary("Cosh", carray.cosh, "input", True, lambda g, x, y: g * Sinh.apply(x), "g sinh(x)")
+Asinh = unary("Asinh", carray.arcsinh, "input", True, lambda g, x, y: g / (x * x + 1).sqrt(),
+              "g / sqrt(x^2 + 1)")
+Acosh = unary("Acosh", carray.arccosh, "input", True, lambda g, x, y: g / (x * x - 1).sqrt(),
+              "g / sqrt(x^2 - 1)")
+Atanh = unary("Atanh", carray.arctanh, "input", True, lambda g, x, y: g / (1 - x * x),
+              "g / (1 - x^2)")
+Erf = unary("Erf", carray.erf, "input", True,
+            lambda g, x, y: g * (-x * x).exp() * 1.1283791670955126, "g 2/sqrt(pi) exp(-x^2)")
+Erfinv = unary("Erfinv", carray.erfinv, "result", True,
+               lambda g, x, y: g * (y * y).exp() * 0.886226925452758, "g sqrt(pi)/2 exp(y^2)")
+__all__ += ["Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Cosh", "Erf", "Erfinv", "Sinh"]

@@ -13,6 +13,7 @@ from autograd import factories
 from autograd._defaults import scalar_type_name
 from autograd.function import _check_inplace_allowed
 from autograd.grad_mode import no_grad
+from autograd.ops import torch_functions as tensor_functions
 from autograd.ops._util import data_of, wrap
 from autograd.ops.elementwise import (
     _CATEGORY,
@@ -468,6 +469,46 @@ METHODS["__ixor__"] = METHODS["bitwise_xor_"]
 # -- h1 (PyTorch's surface): legacy type names and the GPU's other name ("cuda") -------------
 METHODS["type"] = tensor_type
 METHODS["cuda"] = tensor_cuda
+
+# -- tensor functions (issue 12 item 1) --
+def _recorded_inplace(fn):
+    """The in-place method of the out-of-place function fn (self -> fn(self, ...)): recorded
+    as fn when grad is needed, else fn's result written into self's memory."""
+    def method(self, *args, **kwargs):
+        def raw():
+            with no_grad():
+                self.array[...] = fn(self, *args, **kwargs).array
+        others = tuple(a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor))
+        return inplace(self, lambda src: fn(src, *args, **kwargs), raw, others)
+    method.__name__ = fn.__name__ + "_"
+    return method
+
+
+for _fn in (tensor_functions.tril, tensor_functions.triu, tensor_functions.multinomial,
+            tensor_functions.roll, tensor_functions.scatter, tensor_functions.scatter_add,
+            tensor_functions.index_add, tensor_functions.repeat_interleave,
+            tensor_functions.baddbmm, tensor_functions.diag, tensor_functions.diagonal,
+            tensor_functions.trace, tensor_functions.lerp, tensor_functions.erf,
+            tensor_functions.erfinv, tensor_functions.logaddexp, tensor_functions.median,
+            tensor_functions.nonzero, tensor_functions.unique, tensor_functions.bincount,
+            tensor_functions.take_along_dim, tensor_functions.nan_to_num,
+            tensor_functions.isclose, tensor_functions.atan2, tensor_functions.arctan2,
+            tensor_functions.hypot, tensor_functions.fmod, tensor_functions.asin,
+            tensor_functions.arcsin, tensor_functions.acos, tensor_functions.arccos,
+            tensor_functions.atan, tensor_functions.arctan, tensor_functions.sinh,
+            tensor_functions.cosh, tensor_functions.asinh, tensor_functions.arcsinh,
+            tensor_functions.acosh, tensor_functions.arccosh, tensor_functions.atanh,
+            tensor_functions.arctanh, tensor_functions.addcmul, tensor_functions.addcdiv,
+            tensor_functions.bernoulli):
+    METHODS[_fn.__name__] = _fn
+METHODS["arcsin"], METHODS["arccos"], METHODS["arctan"] = (
+    tensor_functions.asin, tensor_functions.acos, tensor_functions.atan)
+METHODS["arcsinh"], METHODS["arccosh"], METHODS["arctanh"] = (
+    tensor_functions.asinh, tensor_functions.acosh, tensor_functions.atanh)
+METHODS["arctan2"] = tensor_functions.atan2
+for _fn in (tensor_functions.scatter, tensor_functions.scatter_add, tensor_functions.index_add,
+            tensor_functions.addcmul, tensor_functions.addcdiv):
+    METHODS[_fn.__name__ + "_"] = _recorded_inplace(_fn)
 
 for _name, _fn in METHODS.items():
     setattr(Tensor, _name, _fn)

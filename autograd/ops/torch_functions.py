@@ -7,18 +7,30 @@ Most of these are also Tensor methods (x.exp()): see ops/tensor_methods.py.
 """
 
 import builtins
+import collections
 
 import carray
 from autograd._defaults import get_default_dtype, scalar_type_name
 from autograd.ops._util import along_dim_key, broadcasting, data_of, norm_dim, norm_dims, wrap
+from autograd.ops.binary_math import Atan2, Fmod, Hypot, LogAddExp
+from autograd.ops.contract import Cdist, diagonal_out, einsum_out, tensordot_out
 from autograd.ops.elementwise import (
     _CATEGORY,
     Abs,
+    Acos,
+    Acosh,
     Add,
+    Asin,
+    Asinh,
+    Atan,
+    Atanh,
     Ceil,
     Clamp,
     Cos,
+    Cosh,
     Div,
+    Erf,
+    Erfinv,
     Exp,
     Expm1,
     Floor,
@@ -35,6 +47,7 @@ from autograd.ops.elementwise import (
     Sigmoid,
     Sign,
     Sin,
+    Sinh,
     Sqrt,
     Sub,
     Tanh,
@@ -42,7 +55,14 @@ from autograd.ops.elementwise import (
     Where,
     promote_pair,
 )
+from autograd.ops.indexing import (
+    index_add_out,
+    scatter_add_out,
+    scatter_out,
+    take_along_dim_out,
+)
 from autograd.ops.linalg import MatMul
+from autograd.ops.random_ops import bernoulli_out, multinomial_out, normal_out
 from autograd.ops.reduce import (
     AmaxDims,
     LogSoftmax,
@@ -759,3 +779,508 @@ def masked_select(input, mask):
     """The 1-d tensor of input's entries where mask (broadcast with input) is True."""
     shape = carray.broadcast_shapes(input.array.shape, mask.array.shape)
     return input.expand(shape)[mask.expand(shape).array]
+
+
+# ---------------------------------------------------------------------------------------------
+# tensor functions (issue 12 item 1): triangles, indexing, contractions, math, sampling
+# ---------------------------------------------------------------------------------------------
+
+def _tri_mask(input, diagonal, lower, name):
+    a = input.array
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+    m, n = a.shape[-2:]
+    rows = carray.arange(m, dtype=carray.int64, device=a.device).reshape((m, 1))
+    cols = carray.arange(n, dtype=carray.int64, device=a.device)
+    off = carray.subtract(cols, rows)
+    return carray.less_equal(off, diagonal) if lower else carray.greater_equal(off, diagonal)
+
+
+def tril(input, diagonal=0):
+    """input with the entries above the diagonal-th diagonal of its last two dims zeroed."""
+    zero = wrap(carray.zeros((), dtype=input.array.dtype, device=input.array.device))
+    return Where.apply(_tri_mask(input, diagonal, True, "tril"), input, zero)
+
+
+def triu(input, diagonal=0):
+    """input with the entries below the diagonal-th diagonal of its last two dims zeroed."""
+    zero = wrap(carray.zeros((), dtype=input.array.dtype, device=input.array.device))
+    return Where.apply(_tri_mask(input, diagonal, False, "triu"), input, zero)
+
+
+def _tri_indices(row, col, offset, lower, dtype, device):
+    pairs = [(i, j) for i in range(row) for j in range(col)
+             if (j - i <= offset if lower else j - i >= offset)]
+    arr = carray.asarray([[p[0] for p in pairs], [p[1] for p in pairs]] if pairs else
+                         carray.zeros((2, 0)), dtype=dtype or carray.int64)
+    return wrap(arr if device in (None, "cpu") else arr.to(str(device).split(":")[0]))
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (2, N) int64 coordinates of the lower triangle of a row x col matrix."""
+    return _tri_indices(row, col, offset, True, dtype, device)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (2, N) int64 coordinates of the upper triangle of a row x col matrix."""
+    return _tri_indices(row, col, offset, False, dtype, device)
+
+
+def masked_fill(input, mask, value):
+    """input with value where mask is True (broadcasting)."""
+    return input.masked_fill(mask, value)
+
+
+def roll(input, shifts, dims=None):
+    """input's entries shifted cyclically by shifts along dims (flattened when dims is None)."""
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    if dims is None:
+        if len(shifts) != 1:
+            raise RuntimeError(f"roll: shifts must have one element when dims is None, got "
+                               f"{len(shifts)}")
+        return roll(input.reshape(-1), shifts, 0).reshape(input.array.shape)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
+                           f"{len(dims)}")
+    out = input
+    for s, dim in zip(shifts, dims):
+        d = norm_dim(dim, out.array.ndim)
+        n = out.array.shape[d]
+        if n == 0 or s % n == 0:
+            continue
+        s %= n
+        out = cat([narrow(out, d, n - s, s), narrow(out, d, 0, n - s)], d)
+    return out if out is not input else clone(input)
+
+
+def scatter(input, dim, index, src=None, value=None, *, reduce=None):
+    """input with src's entries (or value) written at index along dim (out of place)."""
+    src = value if src is None else src
+    if reduce is None:
+        return scatter_out(input, dim, index, tensor_arg(src, input))
+    if reduce == "add":
+        return scatter_add(input, dim, index, src)
+    raise NotImplementedError(f"scatter(): reduce={reduce!r} is not supported (use "
+                              f"scatter_reduce)")
+
+
+def scatter_add(input, dim, index, src):
+    """input with src's entries added at index along dim (repeated indices add up)."""
+    return scatter_add_out(input, dim, index, src)
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    """input with alpha * source's slices added at the positions index gives along dim."""
+    return index_add_out(input, dim, index, source, alpha)
+
+
+def take_along_dim(input, indices, dim=None):
+    """input's values at indices along dim (torch.take_along_dim)."""
+    return take_along_dim_out(input, indices, dim)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Each entry of input repeated repeats times (an int, or one count per entry) along dim
+    (of the flattened input when dim is None). With one tensor argument: its indices repeated
+    by its values."""
+    if repeats is None:
+        counts = input
+        input = wrap(carray.arange(counts.array.shape[0], dtype=carray.int64,
+                                   device=counts.array.device))
+        repeats, dim = counts, 0
+    if dim is None:
+        input, dim = input.reshape(-1), 0
+    d = norm_dim(dim, input.array.ndim)
+    n = input.array.shape[d]
+    if isinstance(repeats, Tensor):
+        if repeats.array.ndim > 1:
+            raise RuntimeError("repeat_interleave(): repeats must be 0-dim or 1-dim tensor")
+        counts = repeats.array.reshape(-1).tolist()
+    else:
+        counts = [repeats]
+    if len(counts) == 1:
+        counts = counts * n
+    if len(counts) != n:
+        raise RuntimeError(f"repeat_interleave(): repeats must have the same size as input "
+                           f"along dim, but got repeats.size(0) = {len(counts)} and "
+                           f"input.size({d}) = {n}")
+    if builtins.any(c < 0 for c in counts):
+        raise RuntimeError("repeat_interleave(): repeats can not be negative")
+    idx = [i for i, c in enumerate(counts) for _ in range(c)]
+    key = carray.asarray(idx, dtype=carray.int64).reshape(-1)
+    if input.array.device != "cpu":
+        key = key.to(input.array.device)
+    return Index.apply(input, (slice(None),) * d + (key,))
+
+
+def einsum(equation, *operands):
+    """Einstein summation (explicit/implicit output, ellipsis, repeated labels)."""
+    return einsum_out(equation, *operands)
+
+
+def tensordot(a, b, dims=2):
+    """Sum of a * b over the dims given (an int n: a's last n and b's first n)."""
+    return tensordot_out(a, b, dims)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """beta * input + alpha * (batch1 @ batch2) (batched; input broadcasts; beta 0 ignores
+    input, NaN included)."""
+    prod = bmm(batch1, batch2)
+    if alpha != 1:
+        prod = prod * alpha
+    if beta == 0:
+        carray.broadcast_shapes(input.array.shape, prod.array.shape)   # (still checked)
+        return prod
+    return add(prod, input if beta == 1 else input * beta)
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """The diagonal over dim1 and dim2 as the last dim (a copy, not a view)."""
+    return diagonal_out(input, offset, dim1, dim2)
+
+
+def diag(input, diagonal=0):
+    """1-d input: the square matrix with input on its diagonal-th diagonal; 2-d input: that
+    diagonal."""
+    nd = input.array.ndim
+    if nd == 2:
+        return diagonal_out(input, diagonal, 0, 1)
+    if nd != 1:
+        raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + str(nd) + "D")
+    m, k = input.array.shape[0], builtins.abs(diagonal)
+    n = m + k
+    a = input.array
+    eye = wrap(carray.eye(m, dtype=a.dtype, device=a.device))
+    sq = input.reshape(-1, 1) * eye if a.dtype.kind != "b" else Where.apply(
+        carray.eye(m, dtype=carray.bool_, device=a.device), input.reshape(-1, 1),
+        wrap(carray.zeros((), dtype=a.dtype, device=a.device)))
+    if k == 0:
+        return sq
+    z_cols = wrap(carray.zeros((m, k), dtype=a.dtype, device=a.device))
+    z_rows = wrap(carray.zeros((k, n), dtype=a.dtype, device=a.device))
+    if diagonal > 0:
+        return cat([cat([z_cols, sq], 1), z_rows], 0)
+    return cat([z_rows, cat([sq, z_cols], 1)], 0)
+
+
+def trace(input):
+    """The sum of the main diagonal of a 2-d tensor."""
+    if input.array.ndim != 2:
+        raise RuntimeError("trace: expected a matrix, but got tensor with dim "
+                           f"{input.array.ndim}")
+    return diagonal_out(input).sum()
+
+
+def lerp(input, end, weight):
+    """input + weight * (end - input) (weight a number or a tensor; broadcasting)."""
+    return add(input, mul(weight, sub(end, input)))
+
+
+def _float_args(a, b):
+    """a and b as op arguments, integer/bool tensors (when neither is float) converted to the
+    default float (PyTorch's result dtype of atan2, hypot, logaddexp)."""
+    a, b = promote_pair(tensor_arg(a), tensor_arg(b, a if isinstance(a, Tensor) else None))
+    if float_result(a, b) is None:
+        a = a.to(get_default_dtype()) if isinstance(a, Tensor) else float(a)
+        b = b.to(get_default_dtype()) if isinstance(b, Tensor) else float(b)
+    return a, b
+
+
+def atan2(input, other):
+    """The angle of (other, input), elementwise (arctan2)."""
+    return Atan2.apply(*_float_args(input, other))
+
+
+arctan2 = atan2
+
+
+def _floats_only(name, a, b):
+    """a, b promoted; NotImplementedError (PyTorch's) when neither is a float."""
+    a, b = promote_pair(tensor_arg(a), tensor_arg(b, a if isinstance(a, Tensor) else None))
+    if float_result(a, b) is None:
+        t = a if isinstance(a, Tensor) else b
+        dev = "cpu" if t.array.device == "cpu" else "cuda"
+        raise NotImplementedError(f'"{name}_{dev}" not implemented for '
+                                  f"'{scalar_type_name(t.array.dtype)}'")
+    return a, b
+
+
+def hypot(input, other):
+    """sqrt(input^2 + other^2) elementwise. NotImplementedError for integer operands."""
+    return Hypot.apply(*_floats_only("hypot", input, other))
+
+
+def logaddexp(input, other):
+    """log(exp(input) + exp(other)) elementwise, without overflow. NotImplementedError for
+    integer operands."""
+    return LogAddExp.apply(*_floats_only("logaddexp", input, other))
+
+
+def fmod(input, other):
+    """The C remainder input - trunc(input / other) * other (sign of input)."""
+    return Fmod.apply(tensor_arg(input), tensor_arg(other, input))
+
+
+asin = arcsin = _unary(Asin)
+acos = arccos = _unary(Acos)
+atan = arctan = _unary(Atan)
+sinh = _unary(Sinh)
+cosh = _unary(Cosh)
+asinh = arcsinh = _unary(Asinh)
+acosh = arccosh = _unary(Acosh)
+atanh = arctanh = _unary(Atanh)
+erf = _unary(Erf)
+erfinv = _unary(Erfinv)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 * tensor2."""
+    prod = mul(tensor1, tensor2)
+    return add(input, prod if value == 1 else mul(prod, value))
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 / tensor2."""
+    q = div(tensor1, tensor2)
+    return add(input, q if value == 1 else mul(q, value))
+
+
+MedianResult = collections.namedtuple("median", ["values", "indices"])
+
+
+def median(input, dim=None, keepdim=False):
+    """The lower median (NaN when there is one); with dim, (values, indices) along it."""
+    if dim is None:
+        flat = input.reshape(-1)
+        n = flat.array.shape[0]
+        if n == 0:
+            return wrap(carray.full((), float("nan"), dtype=input.array.dtype,
+                                    device=input.array.device))
+        values, _ = Sort.apply(flat, 0, False, None)
+        nan = input.array.dtype.kind == "f" and bool(carray.any(carray.isnan(flat.array)))
+        return values[n - 1 if nan else (n - 1) // 2]
+    nd = input.array.ndim
+    d = norm_dim(dim, nd)
+    n = input.array.shape[d] if nd else 1
+    if n == 0:
+        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
+    values, indices = Sort.apply(input, d, False, None)
+    if not nd:
+        return MedianResult(values, indices)
+    k = carray.full(tuple(1 if j == d else s for j, s in enumerate(input.array.shape)),
+                    (n - 1) // 2, dtype=carray.int64, device=input.array.device)
+    if input.array.dtype.kind == "f":
+        has_nan = carray.any(carray.isnan(input.array), axis=d, keepdims=True)
+        k = carray.where(has_nan, n - 1, k).astype(carray.int64)
+    key = along_dim_key(k, d)
+    v, i = Index.apply(values, key), wrap(indices.array[key])
+    if not keepdim:
+        v, i = v.squeeze(d), i.squeeze(d)
+    return MedianResult(v, i)
+
+
+def cdist(x1, x2, p=2.0, compute_mode=None):
+    """Pairwise p-norm distances between the rows of x1 (..., P, M) and x2 (..., R, M)."""
+    if x1.array.ndim < 2 or x2.array.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: "
+                           f"{x1.array.ndim}D")
+    if x1.array.shape[-1] != x2.array.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.array.shape[-1]} X2: {x2.array.shape[-1]}")
+    if x1.array.dtype.kind != "f" or x2.array.dtype.kind != "f":
+        raise RuntimeError("cdist only supports floating-point dtypes, X1 got: "
+                           f"{scalar_type_name(x1.array.dtype)}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    return Cdist.apply(x1, x2, float(p))
+
+
+def nonzero(input, *, as_tuple=False):
+    """The int64 coordinates (N, ndim) of input's nonzero entries, in C order (as_tuple: one
+    1-d tensor per dim)."""
+    a = input.array
+    shape = a.shape
+    flat = carray.arange(a.size, dtype=carray.int64, device=a.device)[
+        carray.not_equal(a, 0).reshape(-1)]
+    coords = []
+    step = a.size
+    for n in shape:
+        step = step // n if n else 1
+        coords.append(carray.remainder(carray.floor_divide(flat, step), n) if n else flat)
+    if as_tuple:
+        if not shape:
+            return (wrap(carray.zeros((flat.shape[0],), dtype=carray.int64, device=a.device)),)
+        return tuple(wrap(c) for c in coords)
+    if not coords:
+        return wrap(carray.zeros((flat.shape[0], 0), dtype=carray.int64, device=a.device))
+    return wrap(carray.stack(coords, axis=1))
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The sorted distinct values of input (flattened), with the index of each entry's value
+    (return_inverse, input's shape) and each value's count (return_counts)."""
+    if dim is not None:
+        raise NotImplementedError("unique(): dim is not supported yet")
+    a = input.array.reshape(-1)
+    n = a.shape[0]
+    s, order = sorted_along(a, 0, False)
+    starts = carray.ones((n,), dtype=carray.bool_, device=a.device)
+    if n > 1:
+        starts[1:] = carray.not_equal(s[1:], s[:-1])
+    values = wrap(s[starts])
+    out = [values]
+    if return_inverse:
+        group = carray.subtract(carray.cumsum(starts.astype(carray.int64)), 1)
+        inv = carray.zeros((n,), dtype=carray.int64, device=a.device)
+        inv[order] = group
+        out.append(wrap(inv.reshape(input.array.shape)))
+    if return_counts:
+        pos = carray.arange(n, dtype=carray.int64, device=a.device)[starts]
+        ends = carray.concatenate([pos[1:], carray.full((1,), n, dtype=carray.int64,
+                                                        device=a.device)]) if pos.shape[0] \
+            else pos
+        out.append(wrap(carray.subtract(ends, pos)))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def bincount(input, weights=None, minlength=0):
+    """The count (or the sum of weights) of each value of a 1-d non-negative int tensor."""
+    a = input.array
+    if a.ndim != 1 or a.dtype.kind not in "iu" or (a.size and int(carray.min(a)) < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("bincount(): minlength should be >= 0")
+    if weights is not None and weights.array.shape != a.shape:
+        raise RuntimeError("bincount(): weights should be 1-d and have the same length as "
+                           "input")
+    n = builtins.max(int(carray.max(a)) + 1 if a.size else 0, minlength)
+    if weights is None:
+        out = carray.zeros((n,), dtype=carray.int64, device=a.device)
+        carray.add_at(out, (a,), 1)
+    else:
+        w = weights.array
+        dt = w.dtype if w.dtype.kind == "f" else carray.float64
+        out = carray.zeros((n,), dtype=dt, device=a.device)
+        carray.add_at(out, (a,), w.astype(dt))
+    return wrap(out)
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
+                 sorter=None):
+    """For each value of input, the index in sorted_sequence (sorted along its last dim; leading
+    dims match input's) where it would be inserted to keep the order (side 'left' or
+    'right')."""
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but "
+                               f"got {side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites")
+        right = side == "right"
+    seq = sorted_sequence.array
+    if sorter is not None:
+        seq = seq[along_dim_key(sorter.array, seq.ndim - 1)]
+    scalar = not isinstance(input, Tensor)
+    v = carray.asarray(input, dtype=seq.dtype, device=seq.device) if scalar else input.array
+    if seq.ndim > 1 and seq.shape[:-1] != v.shape[:-1]:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or the "
+                           "first N-1 dimensions of boundaries tensor and input value tensor "
+                           "must match")
+    cmp = carray.less_equal if right else carray.less
+    if seq.ndim == 1:
+        hits = cmp(seq, carray.expand_dims(v, -1))
+    else:
+        hits = cmp(carray.expand_dims(seq, -2), carray.expand_dims(v, -1))
+    out = carray.sum(hits.astype(carray.int64), axis=-1)
+    return wrap(out.astype(carray.int32) if out_int32 else out)
+
+
+_FLOAT_MAX = {"float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308,
+              "float16": 65504.0, "bfloat16": 3.3895313892515355e38}
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """input with NaN, +inf and -inf replaced (by default: 0, the dtype's largest and lowest
+    finite values); the gradient passes where input is finite."""
+    a = input.array
+    if a.dtype.kind != "f":
+        return clone(input)
+    big = _FLOAT_MAX[a.dtype.name]
+    hi = big if posinf is None else posinf
+    lo = -big if neginf is None else neginf
+    out = Where.apply(carray.isnan(a), float(nan), input)
+    out = Where.apply(carray.equal(a, float("inf")), float(hi), out)
+    return Where.apply(carray.equal(a, float("-inf")), float(lo), out)
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|input - other| <= atol + rtol * |other| elementwise (equal infinities are close; NaN
+    only with equal_nan)."""
+    a, b = data_of(input), data_of(other)
+    if isinstance(b, carray.Array) and isinstance(a, carray.Array) and a.dtype != b.dtype:
+        raise RuntimeError(f"{scalar_type_name(a.dtype)} did not match "
+                           f"{scalar_type_name(b.dtype)}")
+    eq = carray.equal(a, b)
+    diff = carray.abs(carray.subtract(a, b)) if a.dtype.kind != "b" else \
+        carray.not_equal(a, b).astype(carray.float32)
+    close = carray.less_equal(diff, carray.add(atol, carray.multiply(rtol, carray.abs(b)))) \
+        if a.dtype.kind != "b" else eq
+    out = carray.logical_or(eq, carray.logical_and(close, carray.isfinite(diff)))
+    if equal_nan and a.dtype.kind == "f":
+        out = carray.logical_or(out, carray.logical_and(carray.isnan(a), carray.isnan(b)))
+    return wrap(out)
+
+
+def bernoulli(input, p=None, *, generator=None):
+    """0/1 samples, 1 with probability input (or p), in input's dtype."""
+    return bernoulli_out(input, p, generator=generator)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
+           requires_grad=False):
+    """Samples of N(mean, std): tensors (broadcasting) or numbers with size."""
+    out = normal_out(mean, std, size, generator=generator, dtype=dtype, device=device)
+    return out.requires_grad_() if requires_grad else out
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """num_samples category indices drawn from each row of the weights input."""
+    return multinomial_out(input, num_samples, replacement, generator=generator)
+
+
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids of 1-d tensors ('ij': the first varies along dim 0; 'xy': the first
+    two dims swapped)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    indexing = indexing or "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+                           f"received: {indexing}")
+    for t in tensors:
+        if t.array.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list "
+                               f"but got: {t}")
+    ts = [t.reshape(-1) for t in tensors]
+    swap = indexing == "xy" and len(ts) >= 2
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = tuple(t.array.shape[0] for t in ts)
+    k = len(ts)
+    grids = [t.reshape(tuple(-1 if j == i else 1 for j in range(k))).expand(shape)
+             for i, t in enumerate(ts)]
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+__all__ += ["tril", "triu", "tril_indices", "triu_indices", "masked_fill", "roll", "scatter",
+            "scatter_add", "index_add", "take_along_dim", "repeat_interleave", "einsum",
+            "tensordot", "baddbmm", "diagonal", "diag", "trace", "lerp", "atan2", "arctan2",
+            "hypot", "logaddexp", "fmod", "asin", "arcsin", "acos", "arccos", "atan", "arctan",
+            "sinh", "cosh", "asinh", "arcsinh", "acosh", "arccosh", "atanh", "arctanh", "erf",
+            "erfinv", "addcmul", "addcdiv", "median", "cdist", "nonzero", "unique", "bincount",
+            "searchsorted", "nan_to_num", "isclose", "bernoulli", "normal", "multinomial",
+            "meshgrid"]

@@ -9,15 +9,17 @@
 # scalar-operand fast paths. _fill_table registers one loop per (op, dtype).
 
 from cpython.pycapsule cimport PyCapsule_New
-from libc.math cimport (NAN, INFINITY, ceil, ceilf, copysign, cos, cosf, exp, expf, expm1,
-                        expm1f, fabs, fabsf, floor, floorf, fmod, fmodf, isfinite, isnan, log,
-                        log1p,
-                        log1pf, logf, pow, powf, sin, sinf, sqrt, sqrtf, tanh, tanhf)
+from libc.math cimport (NAN, INFINITY, acos, acosh, asin, asinh, atan, atan2, atanh, ceil,
+                        ceilf, copysign, cos, cosf, cosh, erf, exp, expf, expm1, expm1f, fabs,
+                        fabsf, floor, floorf, fmod, fmodf, hypot, isfinite, isnan, log, log1p,
+                        log1pf, logf, pow, powf, sin, sinf, sinh, sqrt, sqrtf, tanh, tanhf)
 from libc.stdint cimport int32_t, int64_t, uint64_t, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 
 cdef extern from "_math.h" nogil:
     float carray_expf(float x)
     float carray_sigmoidf(float x)
+    double carray_erfinv(double x)
+    double carray_logaddexp(double a, double b)
 
 from carray.core._dtype cimport BOOL, FLOAT32, FLOAT64, INT32, INT64, bool_t
 from carray.cpu._kernel_table cimport KernelTable
@@ -69,6 +71,26 @@ ctypedef struct Sigmoid:
     char _
 ctypedef struct Invert:
     char _
+ctypedef struct Arcsin:
+    char _
+ctypedef struct Arccos:
+    char _
+ctypedef struct Arctan:
+    char _
+ctypedef struct Sinh:
+    char _
+ctypedef struct Cosh:
+    char _
+ctypedef struct Arcsinh:
+    char _
+ctypedef struct Arccosh:
+    char _
+ctypedef struct Arctanh:
+    char _
+ctypedef struct Erf:
+    char _
+ctypedef struct Erfinv:
+    char _
 
 ctypedef fused unary_t:
     Neg
@@ -89,6 +111,16 @@ ctypedef fused unary_t:
     Relu
     Sigmoid
     Invert
+    Arcsin
+    Arccos
+    Arctan
+    Sinh
+    Cosh
+    Arcsinh
+    Arccosh
+    Arctanh
+    Erf
+    Erfinv
 
 ctypedef struct Add:
     char _
@@ -115,6 +147,14 @@ ctypedef struct BitOr:
     char _
 ctypedef struct BitXor:
     char _
+ctypedef struct Arctan2:
+    char _
+ctypedef struct Hypot:
+    char _
+ctypedef struct Fmod:
+    char _
+ctypedef struct LogAddExp:
+    char _
 
 ctypedef fused binary_t:
     Add
@@ -129,6 +169,10 @@ ctypedef fused binary_t:
     BitAnd
     BitOr
     BitXor
+    Arctan2
+    Hypot
+    Fmod
+    LogAddExp
 
 ctypedef fused reduce_t:
     Add
@@ -238,6 +282,33 @@ cdef inline T unary_apply(T x, unary_t* op) noexcept nogil:
             return ~x
         else:
             return x                     # floats never get here: _ufunc refuses them
+    elif T is float or T is double:
+        # the inverse trigonometric and hyperbolic functions and erf/erfinv: float32 is
+        # computed in double and rounded (correctly rounded results, as NumPy's within 1 ulp)
+        if unary_t is Arcsin:
+            return <T>asin(<double>x)
+        elif unary_t is Arccos:
+            return <T>acos(<double>x)
+        elif unary_t is Arctan:
+            return <T>atan(<double>x)
+        elif unary_t is Sinh:
+            return <T>sinh(<double>x)
+        elif unary_t is Cosh:
+            return <T>cosh(<double>x)
+        elif unary_t is Arcsinh:
+            return <T>asinh(<double>x)
+        elif unary_t is Arccosh:
+            return <T>acosh(<double>x)
+        elif unary_t is Arctanh:
+            return <T>atanh(<double>x)
+        elif unary_t is Erf:
+            return <T>erf(<double>x)
+        elif unary_t is Erfinv:
+            return <T>carray_erfinv(<double>x)
+    if unary_t is Arcsin or unary_t is Arccos or unary_t is Arctan or unary_t is Sinh or \
+            unary_t is Cosh or unary_t is Arcsinh or unary_t is Arccosh or \
+            unary_t is Arctanh or unary_t is Erf or unary_t is Erfinv:
+        return x                         # integer inputs never get here: _ufunc casts them
     elif T is float:
         if unary_t is Exp:
             return carray_expf(x)
@@ -357,6 +428,14 @@ cdef inline int64_t _mod_i(int64_t a, int64_t b) noexcept nogil:
     return r
 
 
+cdef inline int64_t _fmod_i(int64_t a, int64_t b) noexcept nogil:
+    """The C remainder a % b (sign of a); 0 for b == 0 (as NumPy's fmod) and for b == -1 (no
+    trap on the most negative value)."""
+    if b == 0 or b == -1:
+        return 0
+    return a % b
+
+
 cdef inline T binary_apply(T a, T b, binary_t* op) noexcept nogil:
     # bool: add is or, multiply/min is and, max is or (NumPy); sub/div/pow are rejected by _ufunc.
     if binary_t is Add:
@@ -403,6 +482,22 @@ cdef inline T binary_apply(T a, T b, binary_t* op) noexcept nogil:
             return _mod_f[double](a, b)
         else:
             return <T>_mod_i(a, b)
+    elif binary_t is Fmod:
+        if T is float or T is double:
+            return <T>fmod(<double>a, <double>b)      # exact, so float32 rounds nothing
+        elif T is bool_t:
+            return a                     # bool is computed as int64 (BOOL_TO_INT)
+        else:
+            return <T>_fmod_i(a, b)
+    elif binary_t is Arctan2 or binary_t is Hypot or binary_t is LogAddExp:
+        if T is float or T is double:    # float32 computed in double and rounded
+            if binary_t is Arctan2:
+                return <T>atan2(<double>a, <double>b)
+            elif binary_t is Hypot:
+                return <T>hypot(<double>a, <double>b)
+            else:
+                return <T>carray_logaddexp(<double>a, <double>b)
+        return a                         # integer inputs never get here: _ufunc casts them
     elif T is float or T is double:
         return a                         # bitwise ops of floats: _ufunc refuses them
     elif binary_t is BitAnd:
@@ -681,6 +776,16 @@ cdef void _fill(int num, T* tag) noexcept:
     _TABLE.unary[<int>U_RELU][num] = <loop1d_t>unary_loop[T, Relu]
     _TABLE.unary[<int>U_SIGMOID][num] = <loop1d_t>unary_loop[T, Sigmoid]
     _TABLE.unary[<int>U_INVERT][num] = <loop1d_t>unary_loop[T, Invert]
+    _TABLE.unary[<int>U_ARCSIN][num] = <loop1d_t>unary_loop[T, Arcsin]
+    _TABLE.unary[<int>U_ARCCOS][num] = <loop1d_t>unary_loop[T, Arccos]
+    _TABLE.unary[<int>U_ARCTAN][num] = <loop1d_t>unary_loop[T, Arctan]
+    _TABLE.unary[<int>U_SINH][num] = <loop1d_t>unary_loop[T, Sinh]
+    _TABLE.unary[<int>U_COSH][num] = <loop1d_t>unary_loop[T, Cosh]
+    _TABLE.unary[<int>U_ARCSINH][num] = <loop1d_t>unary_loop[T, Arcsinh]
+    _TABLE.unary[<int>U_ARCCOSH][num] = <loop1d_t>unary_loop[T, Arccosh]
+    _TABLE.unary[<int>U_ARCTANH][num] = <loop1d_t>unary_loop[T, Arctanh]
+    _TABLE.unary[<int>U_ERF][num] = <loop1d_t>unary_loop[T, Erf]
+    _TABLE.unary[<int>U_ERFINV][num] = <loop1d_t>unary_loop[T, Erfinv]
     _TABLE.binary[<int>B_ADD][num] = <loop1d_t>binary_loop[T, Add]
     _TABLE.binary[<int>B_SUB][num] = <loop1d_t>binary_loop[T, Sub]
     _TABLE.binary[<int>B_MUL][num] = <loop1d_t>binary_loop[T, Mul]
@@ -693,6 +798,10 @@ cdef void _fill(int num, T* tag) noexcept:
     _TABLE.binary[<int>B_AND][num] = <loop1d_t>binary_loop[T, BitAnd]
     _TABLE.binary[<int>B_OR][num] = <loop1d_t>binary_loop[T, BitOr]
     _TABLE.binary[<int>B_XOR][num] = <loop1d_t>binary_loop[T, BitXor]
+    _TABLE.binary[<int>B_ARCTAN2][num] = <loop1d_t>binary_loop[T, Arctan2]
+    _TABLE.binary[<int>B_HYPOT][num] = <loop1d_t>binary_loop[T, Hypot]
+    _TABLE.binary[<int>B_FMOD][num] = <loop1d_t>binary_loop[T, Fmod]
+    _TABLE.binary[<int>B_LOGADDEXP][num] = <loop1d_t>binary_loop[T, LogAddExp]
     _TABLE.compare[<int>C_EQ][num] = <loop1d_t>compare_loop[T, Eq]
     _TABLE.compare[<int>C_NE][num] = <loop1d_t>compare_loop[T, Ne]
     _TABLE.compare[<int>C_LT][num] = <loop1d_t>compare_loop[T, Lt]

@@ -61,4 +61,55 @@ static inline float carray_sigmoidf(float x) {
   float s = 1.0f / (1.0f + e);
   return carray_select(x >= 0, s, e * s);
 }
+
+#include <math.h>
+
+static inline double carray_erfinv(double x) {
+  /* erf's inverse: M. Giles' single-precision approximation ("Approximating the erfinv
+   * function", GPU Gems 4) refined by Newton steps on erf, which give double precision.
+   * +-inf at +-1, NaN outside [-1, 1] and for NaN. */
+  if (!(x >= -1.0 && x <= 1.0)) return NAN;
+  if (x == 1.0) return INFINITY;
+  if (x == -1.0) return -INFINITY;
+  double w = -log((1.0 - x) * (1.0 + x)), p;
+  if (w < 5.0) {
+    w = w - 2.5;
+    p = 2.81022636e-08;
+    p = 3.43273939e-07 + p * w;
+    p = -3.5233877e-06 + p * w;
+    p = -4.39150654e-06 + p * w;
+    p = 0.00021858087 + p * w;
+    p = -0.00125372503 + p * w;
+    p = -0.00417768164 + p * w;
+    p = 0.246640727 + p * w;
+    p = 1.50140941 + p * w;
+  } else {
+    w = sqrt(w) - 3.0;
+    p = -0.000200214257;
+    p = 0.000100950558 + p * w;
+    p = 0.00134934322 + p * w;
+    p = -0.00367342844 + p * w;
+    p = 0.00573950773 + p * w;
+    p = -0.0076224613 + p * w;
+    p = 0.00943887047 + p * w;
+    p = 1.00167406 + p * w;
+    p = 2.83297682 + p * w;
+  }
+  double y = p * x;
+  for (int i = 0; i < 3; ++i) {               /* y -= (erf(y) - x) / erf'(y) */
+    double d = 1.1283791670955126 * exp(-y * y);
+    if (d == 0.0) break;
+    y -= (erf(y) - x) / d;
+  }
+  return y;
+}
+
+static inline double carray_logaddexp(double a, double b) {
+  /* log(e^a + e^b) as NumPy's npy_logaddexp: a == b (infinities too) gives a + log 2 */
+  if (a == b) return a + 0.693147180559945309;
+  double d = a - b;
+  if (d > 0) return a + log1p(exp(-d));
+  if (d <= 0) return b + log1p(exp(d));
+  return d;                                    /* NaN */
+}
 #endif

@@ -38,6 +38,17 @@ UNARY_EXPR = {
     U.U_RELU: lambda T, f, b, t: f"(x1 <= 0 ? ({T})0 : x1)",
     U.U_SIGMOID: lambda T, f, b, t: f"carray_sigmoid_{T}(x1)",
     U.U_INVERT: lambda T, f, b, t: "(x1 == 0)" if b else "(~x1)",   # ints only (ops checks)
+    # float-only (ops casts integers first)
+    U.U_ARCSIN: lambda T, f, b, t: "asin(x1)",
+    U.U_ARCCOS: lambda T, f, b, t: "acos(x1)",
+    U.U_ARCTAN: lambda T, f, b, t: "atan(x1)",
+    U.U_SINH: lambda T, f, b, t: "sinh(x1)",
+    U.U_COSH: lambda T, f, b, t: "cosh(x1)",
+    U.U_ARCSINH: lambda T, f, b, t: "asinh(x1)",
+    U.U_ARCCOSH: lambda T, f, b, t: "acosh(x1)",
+    U.U_ARCTANH: lambda T, f, b, t: "atanh(x1)",
+    U.U_ERF: lambda T, f, b, t: "erf(x1)",
+    U.U_ERFINV: lambda T, f, b, t: f"carray_erfinv_{T}(x1)",
 }
 
 BINARY_EXPR = {
@@ -55,6 +66,10 @@ BINARY_EXPR = {
     B.B_AND: lambda T, f, b, t: "(x1 & x2)",       # bitwise: bool and ints only (ops checks)
     B.B_OR: lambda T, f, b, t: "(x1 | x2)",
     B.B_XOR: lambda T, f, b, t: "(x1 ^ x2)",
+    B.B_ARCTAN2: lambda T, f, b, t: "atan2(x1, x2)",     # float-only (ops casts integers)
+    B.B_HYPOT: lambda T, f, b, t: "hypot(x1, x2)",
+    B.B_FMOD: lambda T, f, b, t: "fmod(x1, x2)" if f else f"(({T})carray_fmod_i(x1, x2))",
+    B.B_LOGADDEXP: lambda T, f, b, t: f"carray_logaddexp_{T}(x1, x2)",
 }
 
 COMPARE_EXPR = {

@@ -42,7 +42,17 @@ class UnaryOp(IntEnum):  # T -> T
     U_RELU = 15
     U_SIGMOID = 16
     U_INVERT = 17
-    NUNARY = 18
+    U_ARCSIN = 18
+    U_ARCCOS = 19
+    U_ARCTAN = 20
+    U_SINH = 21
+    U_COSH = 22
+    U_ARCSINH = 23
+    U_ARCCOSH = 24
+    U_ARCTANH = 25
+    U_ERF = 26
+    U_ERFINV = 27
+    NUNARY = 28
 
 class BinaryOp(IntEnum):  # (T, T) -> T, broadcasting
     B_ADD = 0
@@ -57,7 +67,11 @@ class BinaryOp(IntEnum):  # (T, T) -> T, broadcasting
     B_AND = 9
     B_OR = 10
     B_XOR = 11
-    NBINARY = 12
+    B_ARCTAN2 = 12
+    B_HYPOT = 13
+    B_FMOD = 14
+    B_LOGADDEXP = 15
+    NBINARY = 16
 
 class CompareOp(IntEnum):  # (T, T) -> bool
     C_EQ = 0

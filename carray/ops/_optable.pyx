@@ -90,6 +90,27 @@ OPS = (
     Op("invert", U, UnaryOp.U_INVERT, I, INTEGER_DTYPES, aliases=("bitwise_not",),
        doc="~x bitwise for bool and integer types (bool: logical not; ints: -x - 1).\n"
            "TypeError for floats."),
+    Op("arcsin", U, UnaryOp.U_ARCSIN, F, heavy=True, grad="asin", aliases=("asin",),
+       doc="Inverse sine elementwise (NaN outside [-1, 1])."),
+    Op("arccos", U, UnaryOp.U_ARCCOS, F, heavy=True, grad="acos", aliases=("acos",),
+       doc="Inverse cosine elementwise (NaN outside [-1, 1])."),
+    Op("arctan", U, UnaryOp.U_ARCTAN, F, heavy=True, grad="atan", aliases=("atan",),
+       doc="Inverse tangent elementwise."),
+    Op("sinh", U, UnaryOp.U_SINH, F, heavy=True, grad="sinh", doc="Hyperbolic sine elementwise."),
+    Op("cosh", U, UnaryOp.U_COSH, F, heavy=True, grad="cosh",
+       doc="Hyperbolic cosine elementwise."),
+    Op("arcsinh", U, UnaryOp.U_ARCSINH, F, heavy=True, grad="asinh", aliases=("asinh",),
+       doc="Inverse hyperbolic sine elementwise."),
+    Op("arccosh", U, UnaryOp.U_ARCCOSH, F, heavy=True, grad="acosh", aliases=("acosh",),
+       doc="Inverse hyperbolic cosine elementwise (NaN below 1)."),
+    Op("arctanh", U, UnaryOp.U_ARCTANH, F, heavy=True, grad="atanh", aliases=("atanh",),
+       doc="Inverse hyperbolic tangent elementwise (+-inf at +-1, NaN outside [-1, 1])."),
+    Op("erf", U, UnaryOp.U_ERF, F, heavy=True, grad="erf",
+       doc="The error function 2/sqrt(pi) * integral of exp(-t**2) from 0 to x, elementwise\n"
+           "(scipy.special.erf; NumPy has none)."),
+    Op("erfinv", U, UnaryOp.U_ERFINV, F, heavy=True, grad="erfinv",
+       doc="The inverse error function elementwise: erf(erfinv(x)) == x; +-inf at +-1, NaN\n"
+           "outside [-1, 1] (scipy.special.erfinv)."),
     # -- binary: (x1, x2) -> y, broadcasting ------------------------------------------------------
     Op("add", B, BinaryOp.B_ADD, grad="add", doc="x1 + x2 elementwise, broadcasting (bool: logical or)."),
     Op("subtract", B, BinaryOp.B_SUB, dtypes=NUMERIC_DTYPES, grad="sub", bool_error=_NO_BOOL_SUB,
@@ -116,6 +137,15 @@ OPS = (
     Op("bitwise_xor", B, BinaryOp.B_XOR, I, INTEGER_DTYPES,
        doc="x1 ^ x2 bitwise for bool and integer types, broadcasting (bool: logical xor).\n"
            "TypeError when the operands promote to a float type."),
+    Op("arctan2", B, BinaryOp.B_ARCTAN2, F, heavy=True, grad="atan2", aliases=("atan2",),
+       doc="The angle of the point (x2, x1) (atan(x1 / x2) in the right quadrant), broadcasting."),
+    Op("hypot", B, BinaryOp.B_HYPOT, F, heavy=True, grad="hypot",
+       doc="sqrt(x1**2 + x2**2) elementwise without overflow, broadcasting."),
+    Op("fmod", B, BinaryOp.B_FMOD, BI, grad="fmod",
+       doc="The C remainder of x1 / x2, with the sign of x1, broadcasting; 0 for integers\n"
+           "modulo 0, NaN for floats (NumPy's fmod)."),
+    Op("logaddexp", B, BinaryOp.B_LOGADDEXP, F, heavy=True, grad="logaddexp",
+       doc="log(exp(x1) + exp(x2)) elementwise without overflow, broadcasting."),
     # -- comparisons: (x1, x2) -> bool, broadcasting ----------------------------------------------
     Op("equal", C, CompareOp.C_EQ, TB, doc="x1 == x2 elementwise (bool result)."),
     Op("not_equal", C, CompareOp.C_NE, TB, doc="x1 != x2 elementwise (bool result)."),

@@ -152,6 +152,10 @@ ARITH = table_names(_K.BINARY, lambda op: op.rule != _R.INTEGER and op.name not 
 # every unary op that takes floats (invert is bitwise: its own tests)
 FLOAT_INPUT_UNARY = table_names(_K.UNARY, lambda op: op.rule != _R.INTEGER)
 REDUCTIONS = table_names(_K.REDUCE)
+# binary ops with a float result (integers and bool give float64, as divide) and those among
+# them that are not IEEE-exact (compared with a tolerance)
+FLOAT_BINARY = table_names(_K.BINARY, lambda op: op.rule == _R.TO_FLOAT)
+TRANSCENDENTAL_BINARY = table_names(_K.BINARY, lambda op: op.heavy)
 
 
 def carray_compute_dtype(x, y):
@@ -172,7 +176,9 @@ def differs_from_numpy(name, x, y):
     has_float_array = any(isinstance(v, np.ndarray) and v.dtype.kind == "f" for v in (x, y))
     if has_float_scalar and not has_float_array and name not in COMPARISONS:
         return True
-    return name == "power" and np.result_type(x, y).kind == "b"
+    if name in FLOAT_BINARY and name != "divide" and np.result_type(x, y).kind == "b":
+        return True                     # NumPy: float16
+    return name in ("power", "fmod") and np.result_type(x, y).kind == "b"
 
 
 def carray_binary_dtype(name, x, y):
@@ -183,12 +189,12 @@ def carray_binary_dtype(name, x, y):
         return np.dtype("bool")
     if name == "subtract" and ct.kind == "b":
         return None
-    if name == "divide" and ct.kind in "bi":
+    if name in FLOAT_BINARY and ct.kind in "bi":
         # NumPy: int / int -> float64 (also with weak Python ints), bool / bool -> float64;
         # carray: two Python scalars -> float32 (its default float)
         arrays = [v for v in (x, y) if isinstance(v, np.ndarray)]
         return np.dtype("float64") if arrays else np.dtype("float32")
-    if name == "power" and ct.kind == "b":
+    if name in ("power", "fmod") and ct.kind == "b":
         return np.dtype("int64")        # NumPy: int8
     return ct
 

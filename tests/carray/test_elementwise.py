@@ -11,6 +11,7 @@ transcendental float32 ops within rtol 1e-5 (atol 1e-6) of the float64 result, f
 Every kernel build (generic, AVX2, AVX-512; CARRAY_SIMD) is checked in a subprocess.
 """
 
+import math
 import operator
 import os
 import subprocess
@@ -27,10 +28,12 @@ import carray as ca
 from _opcases import (
     ARITH,
     COMPARISONS,
+    FLOAT_BINARY,
     FLOAT_INPUT_UNARY,
     FLOAT_UNARY,
     PREDICATES,
     TRANSCENDENTAL,
+    TRANSCENDENTAL_BINARY,
     broadcast_shapes_n,
     broadcast_shapes_pair,
     carray_binary_dtype,
@@ -51,6 +54,38 @@ UNARY = FLOAT_INPUT_UNARY + PREDICATES
 NP_UNARY = {name: getattr(np, name) for name in UNARY if hasattr(np, name)}
 NP_UNARY["relu"] = lambda x: np.maximum(x, np.zeros((), x.dtype))    # NaN kept
 NP_UNARY["sigmoid"] = lambda x: 1.0 / (1.0 + np.exp(-x.astype(np.float64)))
+
+
+def _erfinv_scalar(v):
+    """erfinv of one float by bisection on math.erf (NumPy has no erf; scipy may be absent)."""
+    if not -1 <= v <= 1:
+        return math.nan
+    if abs(v) == 1:
+        return math.copysign(math.inf, v)
+    if abs(v) < 1e-8:                       # the series: exact to double precision here
+        return v * math.sqrt(math.pi) / 2 * (1 + math.pi / 12 * v * v)
+    lo, hi = -6.0, 6.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if mid in (lo, hi):
+            break
+        lo, hi = (mid, hi) if math.erf(mid) < v else (lo, mid)
+    return (lo + hi) / 2
+
+
+def _float_reference(f):
+    """A NumPy-like unary function from a scalar one: computed in float64, returned in the
+    input's float dtype (float64 for integers, float16 for bool, as NumPy's float ufuncs)."""
+    def ref(x):
+        out = np.vectorize(f, otypes=[np.float64])(x.astype(np.float64)) if x.size else \
+            np.zeros(x.shape)
+        kind = x.dtype.kind
+        return out.astype(x.dtype if kind == "f" else np.float64 if kind in "iu" else np.float16)
+    return ref
+
+
+NP_UNARY["erf"] = _float_reference(math.erf)
+NP_UNARY["erfinv"] = _float_reference(_erfinv_scalar)
 
 BINARY_OPERATORS = {"add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
                     "divide": operator.truediv, "power": operator.pow, "equal": operator.eq,
@@ -232,8 +267,10 @@ def _binary_reference(name, x, y):
             native = npf(x, y)
             assert np.asarray(native).dtype == expected, (name, native.dtype, expected)
         ct = carray_compute_dtype(x, y)
-        if name == "power" and ct.kind == "b":
+        if name in ("power", "fmod") and ct.kind == "b":
             ct = np.dtype("int64")
+        if name in FLOAT_BINARY and ct.kind in "bi":
+            ct = expected                   # (NumPy: float16 for bool)
         ref = npf(_cast(x, ct), _cast(y, ct))
     return expected, ref
 
@@ -256,7 +293,7 @@ def test_binary(name, device, data):
                 BINARY_OPERATORS[name](xa, ya)
         return
     expected, ref = _binary_reference(name, xn, yn)
-    exact = not (name == "power" and expected.kind == "f")
+    exact = not (name in ("power",) + TRANSCENDENTAL_BINARY and expected.kind == "f")
     r = func(xa, ya)
     check_values(r, ref, expected, exact=exact, device=device)
     if name in BINARY_OPERATORS:                # x op y, reflected when x is a Python scalar

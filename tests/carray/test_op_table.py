@@ -192,6 +192,10 @@ def _autograd_call(op):
 
     def t(*shape):
         x = autograd.rand(*shape, dtype=autograd.float64) * 1.5 + 0.5
+        if op.name in ("arcsin", "arccos", "arctanh", "erfinv"):     # domain (-1, 1)
+            x = x - 1.25
+        elif op.name == "arccosh":                                    # domain (1, inf)
+            x = x + 1
         return x.requires_grad_()
     if op.kind == Kind.NN:
         fn = getattr(F, op.grad)

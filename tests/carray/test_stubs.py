@@ -165,7 +165,8 @@ def test_ufunc_stub_has_every_elementwise_function():
     import carray.ops._ufunc as uf
     stub = _bound_names(_parse_stub("carray.ops._ufunc").body)
     missing = sorted(set(uf.ELEMENTWISE) - stub)
-    assert not missing, f"_ufunc.pyi lacks the elementwise functions {missing}"
+    assert not missing, (f"_ufunc.pyi lacks the elementwise functions {missing}: run "
+                         f"PYTHONPATH=. python tools/stub_elementwise.py")
 
 
 def _array_class_names():

@@ -40,6 +40,11 @@ inline long carray_floordiv_i(long a, long b) {
     return q;
 }
 
+inline long carray_fmod_i(long a, long b) {
+    if (b == 0 || b == -1) return 0;
+    return a % b;
+}
+
 inline long carray_mod_i(long a, long b) {
     if (b == 0 || b == -1) return 0;
     long r = a % b;
@@ -70,7 +75,51 @@ inline T carray_sigmoid_##T(T x) {                                              
     T s = (T)1 / ((T)1 + e);                                                           \
     return x >= 0 ? s : e * s;                                                         \
 }                                                                                      \
-inline T carray_sign_##T(T x) { return x != x ? x : (T)((x > 0) - (x < 0)); }
+inline T carray_sign_##T(T x) { return x != x ? x : (T)((x > 0) - (x < 0)); }          \
+inline T carray_logaddexp_##T(T a, T b) {                                             \
+    if (a == b) return a + (T)0.693147180559945309;                                    \
+    T d = a - b;                                                                       \
+    if (d > 0) return a + log1p(exp(-d));                                              \
+    if (d <= 0) return b + log1p(exp(d));                                              \
+    return d;                                                                          \
+}                                                                                      \
+/* erf's inverse as the CPU's carray_erfinv (_math.h): Giles' approximation, Newton steps */ \
+inline T carray_erfinv_##T(T x) {                                                     \
+    if (!(x >= (T)-1 && x <= (T)1)) return (T)NAN;                                     \
+    if (x == (T)1) return (T)INFINITY;                                                 \
+    if (x == (T)-1) return -(T)INFINITY;                                               \
+    T w = -log(((T)1 - x) * ((T)1 + x)), p;                                            \
+    if (w < (T)5) {                                                                    \
+        w = w - (T)2.5;                                                                \
+        p = (T)2.81022636e-08;                                                         \
+        p = (T)3.43273939e-07 + p * w;                                                 \
+        p = (T)-3.5233877e-06 + p * w;                                                 \
+        p = (T)-4.39150654e-06 + p * w;                                                \
+        p = (T)0.00021858087 + p * w;                                                  \
+        p = (T)-0.00125372503 + p * w;                                                 \
+        p = (T)-0.00417768164 + p * w;                                                 \
+        p = (T)0.246640727 + p * w;                                                    \
+        p = (T)1.50140941 + p * w;                                                     \
+    } else {                                                                           \
+        w = sqrt(w) - (T)3;                                                            \
+        p = (T)-0.000200214257;                                                        \
+        p = (T)0.000100950558 + p * w;                                                 \
+        p = (T)0.00134934322 + p * w;                                                  \
+        p = (T)-0.00367342844 + p * w;                                                 \
+        p = (T)0.00573950773 + p * w;                                                  \
+        p = (T)-0.0076224613 + p * w;                                                  \
+        p = (T)0.00943887047 + p * w;                                                  \
+        p = (T)1.00167406 + p * w;                                                     \
+        p = (T)2.83297682 + p * w;                                                     \
+    }                                                                                  \
+    T y = p * x;                                                                       \
+    for (int i = 0; i < 3; ++i) {                                                      \
+        T d = (T)1.1283791670955126 * exp(-y * y);                                     \
+        if (d == (T)0) break;                                                          \
+        y -= (erf(y) - x) / d;                                                         \
+    }                                                                                  \
+    return y;                                                                          \
+}
 
 CARRAY_FLOAT_HELPERS(float)
 #ifdef CARRAY_FP64
