@@ -1032,9 +1032,10 @@ def _set_col_budget(Py_ssize_t nbytes):
 cdef Py_ssize_t _softmax_nll_rows(const real* x, const int64_t* t, real* p, real* loss,
                                   Py_ssize_t M, Py_ssize_t C, int64_t ignore,
                                   double* total, Py_ssize_t* count) noexcept nogil:
-    """p = softmax of each row of x (M x C, C >= 1), loss[i] = logsumexp(x[i]) - x[i, t[i]]
-    (when loss is not NULL; 0 for rows whose target is ignore), *total = their sum, *count =
-    the rows counted. Returns the first row whose target is outside [0, C), or -1."""
+    """p = softmax of each row of x (M x C, C >= 1), loss[i] = log(sum(exp(x[i] - m))) -
+    (x[i, t[i]] - m), m the row's max (when loss is not NULL; 0 for rows whose target is
+    ignore), *total = their sum, *count = the rows counted. Returns the first row whose target
+    is outside [0, C), or -1."""
     cdef Py_ssize_t i, c
     cdef int64_t ti
     cdef real m, s, li
@@ -1060,7 +1061,9 @@ cdef Py_ssize_t _softmax_nll_rows(const real* x, const int64_t* t, real* p, real
             prow[c] = prow[c] / s
         li = 0
         if ti != ignore:
-            li = log(s) + m - row[ti]
+            # x_t - m first (exact when x_t is near m): log(s) + m - x_t would lose log(s)
+            # against a huge m (0 instead of log 3 for three logits of -1e38)
+            li = log(s) - (row[ti] - m)
             count[0] += 1
         if loss != NULL:
             loss[i] = li

@@ -1,5 +1,8 @@
 """Launching kernels: setting their arguments and enqueueing them on the runtime's queue, with
-pyopencl's cheapest calls (the per-launch host cost is what small ops pay)."""
+pyopencl's cheapest calls (the per-launch host cost is what small ops pay), at most about
+MAX_IN_FLIGHT of them queued at a time."""
+
+import collections
 
 from carray.opencl._runtime import runtime
 
@@ -31,14 +34,48 @@ def set_bytes(knl, pairs):
 
 _cl_enqueue = None
 
+# Backpressure: the host enqueues far faster than a device runs small kernels, so without a
+# bound the in-order queue grows without end, and after a Ctrl-C the next read of a result
+# waits for the whole backlog (minutes were seen). Every MARK_EVERY launches the launch's event
+# is kept (and the queue flushed, so the device has it); when more than MAX_IN_FLIGHT launches
+# lie after the oldest kept event, the host waits for that one. So at most
+# MAX_IN_FLIGHT + MARK_EVERY - 1 kernels are queued or running when a launch returns, and a
+# queue that keeps up never waits (its events are complete). 128 keeps the device fed (a kernel
+# of a few microseconds each) and the wait cheap (16 marks: one flush per 16 launches).
+MAX_IN_FLIGHT = 128
+MARK_EVERY = 16
+_marks = collections.deque()    # the kept events, oldest first, MARK_EVERY launches apart
+_since_mark = 0                 # launches since the last kept event
+
+
+def _wait(event):
+    """Wait for event (a launch MAX_IN_FLIGHT launches back) to complete."""
+    event.wait()
+
+
+def _mark(queue, event):
+    queue.flush()
+    _marks.append(event)
+    if len(_marks) > MAX_IN_FLIGHT // MARK_EVERY:
+        try:
+            old = _marks.popleft()
+        except IndexError:          # another thread took it
+            return
+        _wait(old)
+
 
 def enqueue(queue, knl, gsize, lsize):
     """Enqueue knl (its arguments set) through pyopencl._cl directly: no wait list, no keyword
-    handling. pyopencl is imported on first use, as everywhere in this package."""
-    global _cl_enqueue
+    handling; every launch goes through here, which bounds the queue (see MAX_IN_FLIGHT).
+    pyopencl is imported on first use, as everywhere in this package."""
+    global _cl_enqueue, _since_mark
     if _cl_enqueue is None:
         from pyopencl._cl import enqueue_nd_range_kernel as _cl_enqueue
-    _cl_enqueue(queue, knl, gsize, lsize, None, None, False, False)
+    event = _cl_enqueue(queue, knl, gsize, lsize, None, None, False, False)
+    _since_mark += 1
+    if _since_mark >= MARK_EVERY:
+        _since_mark = 0
+        _mark(queue, event)
 
 
 def launch(knl, items, args, group=None):

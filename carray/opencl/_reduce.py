@@ -1,6 +1,7 @@
 """Reductions on the device: sum/prod/max/min over any axes as work-group trees (two passes when
 few outputs reduce many elements), and argmax/argmin."""
 
+from carray.core._dtype import DTYPE_NAMES
 from carray.opencl import _cache, _layout
 from carray.opencl._launch import launch
 from carray.opencl._runtime import runtime
@@ -45,16 +46,26 @@ def _split(shape, strides, offset, reduced):
     return oshape, ost, ishape, ist
 
 
-def _program(t, op, orank, irank, idx):
+def _load(t, ti):
+    """An element of type ti read as type t (bool results get x != 0, as NumPy's casts)."""
+    if ti == t:
+        return "(x)"
+    return "((x) != 0)" if t == BOOL else f"(({CL[t]})(x))"
+
+
+def _program(t, op, orank, irank, idx, ti=None):
+    """The reduce kernels of result type t reading elements of type ti (default t)."""
+    ti = t if ti is None else ti
     # float32 products keep their partial results in double where the device has it: float
     # products of factors near 1 round with a bias (a 1e-3 relative error over 2e5 factors)
     acc = FLOAT64 if op == R_PROD and t == FLOAT32 and runtime().fp64 else t
-    key = ("reduce", t, op, orank, irank, idx, acc)
-    src = lambda: _cache.render("reduce.cl", t=CL[t], acc=CL[acc],  # noqa: E731
+    key = ("reduce", t, op, orank, irank, idx, acc, ti)
+    src = lambda: _cache.render("reduce.cl", t=CL[t], acc=CL[acc], ti=CL[ti],  # noqa: E731
+                                load=_load(t, ti),
                                 combine=_combine(op, t), identity=_identity(op, t),
                                 orank=orank, irank=irank, wg=WG, cmp=">" if op == R_MAX else "<")
     return _cache.kernel(key, ("reduce_groups", "reduce_items", "arg_groups"), src, idx,
-                         acc == FLOAT64)
+                         FLOAT64 in (acc, ti))
 
 
 def _args(idx, oshape, ost, off, ishape, ist):
@@ -62,7 +73,7 @@ def _args(idx, oshape, ost, off, ishape, ist):
             _layout.pack(idx, list(ishape) + list(ist) + [0]))
 
 
-_plans = _cache.PlanCache()     # (type, op, shape, strides, offset, reduced) -> _Plan
+_plans = _cache.PlanCache()     # (types, op, shape, strides, offset, reduced) -> _Plan
 
 
 class _Plan:
@@ -75,8 +86,9 @@ class _Plan:
         self.out_shape, self.part_shape, self.steps = out_shape, part_shape, steps
 
 
-def _plan(t, op, shape, strides, off, reduced):
-    """The launches of a reduction of this layout (see reduce)."""
+def _plan(t, ti, op, shape, strides, off, reduced):
+    """The launches of a reduction of this layout into type t from elements of type ti (see
+    reduce)."""
     out_shape = tuple(1 if r else n for n, r in zip(shape, reduced))
     M = 1
     for n in out_shape:
@@ -89,7 +101,7 @@ def _plan(t, op, shape, strides, off, reduced):
             K *= n
     oshape, ost, ishape, ist = _split(shape, strides, off, reduced)
     idx = _layout.index_type(M * K, list(shape), [list(strides)], [off])
-    groups, items, _ = _program(t, op, len(oshape), len(ishape), idx)
+    groups, items, _ = _program(t, op, len(oshape), len(ishape), idx, ti)
     lo, li = _args(idx, oshape, ost, off, ishape, ist)
     P = _layout.pack
     if K <= 64 or M >= 4096 and K <= 1024:
@@ -111,28 +123,32 @@ def _plan(t, op, shape, strides, off, reduced):
         (g2, M * WG, WG, ["out", "part", lo2, li2, P(idx, [G]), P(idx, [1]), P(idx, [G])])])
 
 
-def reduce(a, op, reduced, out=None):
+def reduce(a, op, reduced, out=None, t_out=None):
     """a (a device Array) reduced with op over the dims flagged in `reduced`; the result keeps
-    every dim (size 1 where reduced), C-contiguous, a's dtype. out: a C-contiguous device Array
-    of a's dtype, as many elements and offset 0, to write instead (returned as it is).
+    every dim (size 1 where reduced), C-contiguous, of type number t_out (default a's): each
+    element is converted as it is read and folded in that type, no converted copy of a. out: a
+    C-contiguous device Array of that dtype, as many elements and offset 0, to write instead
+    (returned as it is).
 
     One work item per output for short reductions, else work-group trees (two passes when few
     outputs reduce many elements). Planned once per layout: a repeat only sets the buffers and
     enqueues."""
     import carray
 
-    buf, off, t, shape, strides = a._cl()
-    key = (t, op, shape, strides, off, tuple(reduced))
+    buf, off, ti, shape, strides = a._cl()
+    t = ti if t_out is None else t_out
+    key = (t, ti, op, shape, strides, off, tuple(reduced))
     plan = _plans.get(key)
     if plan is None:
-        plan = _plans.put(key, _plan(t, op, shape, strides, off, reduced))
+        plan = _plans.put(key, _plan(t, ti, op, shape, strides, off, reduced))
+    dtype = carray.dtype(DTYPE_NAMES[t])
     if out is None:
-        out = carray.empty(plan.out_shape, dtype=a.dtype, device="gpu")
+        out = carray.empty(plan.out_shape, dtype=dtype, device="gpu")
     if not plan.steps:
         return out
     bufs = {"out": out._cl()[0], "in": buf}
     if plan.part_shape is not None:
-        part = carray.empty(plan.part_shape, dtype=a.dtype, device="gpu")
+        part = carray.empty(plan.part_shape, dtype=dtype, device="gpu")
         bufs["part"] = part._cl()[0]
     for knl, items, group, args in plan.steps:
         launch(knl, items, [bufs[x] if type(x) is str else x for x in args], group)

@@ -25,8 +25,8 @@ from carray.core._array cimport (Array, as_array, check_same_device, copy_into, 
                                  on_gpu, parse_dtype_num)
 from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT32, INT64, NTYPES, bool_t, dtype_of,
                                  itemsize_of, num_t, promote_nums)
-from carray.core._strided cimport (MAXDIMS, MAXOPS, NdLoop, loop1d_t, max_threads,
-                                   prepare_loop, prepare_loop_by, run_loop)
+from carray.core._strided cimport (MAXDIMS, MAXOPS, NdLoop, cast_loop_for, loop1d_t,
+                                   max_threads, prepare_loop, prepare_loop_by, run_loop)
 from carray.cpu._kernel_table cimport KernelTable
 from carray.ops._optable cimport *
 
@@ -251,9 +251,9 @@ cdef int _check_out_cast(object out, int num, str name) except -1:
 
 
 cdef int _run(Array o, Array a, Array b, Array c, int nd, Py_ssize_t* shape, loop1d_t fn,
-              int order_op, Py_ssize_t parallel_min=PARALLEL_MIN) except -1:
+              int order_op, Py_ssize_t parallel_min=PARALLEL_MIN, void* aux=NULL) except -1:
     """Run fn over o (the output) and the inputs a, b, c (b, c may be None), broadcast to
-    `shape`; the walk follows operand order_op's layout."""
+    `shape`; the walk follows operand order_op's layout. aux goes to fn."""
     cdef NdLoop it
     cdef char* data[MAXOPS]
     cdef Py_ssize_t strides[MAXOPS][MAXDIMS]
@@ -270,7 +270,7 @@ cdef int _run(Array o, Array a, Array b, Array c, int nd, Py_ssize_t* shape, loo
         _bstrides(c, nd, strides[3])
     with nogil:
         prepare_loop_by(&it, nops, nd, shape, data, strides, order_op)
-        run_loop(&it, fn, NULL, NULL, parallel_min)
+        run_loop(&it, fn, aux, NULL, parallel_min)
     return 0
 
 
@@ -515,21 +515,71 @@ cdef void _fill_identity(Array o, int op) noexcept:
             (<bool_t*>o.data)[i] = 0 if ident == LOWEST else 1
 
 
-cdef Array _reduce_into(Array a, int op, bint* reduced):
-    """Reduce a (already of the compute dtype) over the marked dims; the result keeps every dim
-    (size 1 where reduced). Parallel: threads split the outermost walk dim; when that dim is
-    reduced, each thread folds into its own partial result and the partials are combined."""
+# A reduction into another dtype (sum of bools into int64, sum(dtype="float64") of ints, ...)
+# casts CAST_BLOCK input elements at a time into a buffer on the stack and folds that with the
+# result type's loop: no cast copy of the whole input (8x its size for bools).
+cdef enum:
+    CAST_BLOCK = 4096
+
+ctypedef struct CastReduce:
+    loop1d_t cast           # input type -> result type
+    loop1d_t reduce         # the result type's reduce loop
+    Py_ssize_t itemsize     # of the result type
+
+
+cdef void _cast_reduce_loop(char** data, const Py_ssize_t* steps, Py_ssize_t n, void* aux,
+                            void* aux2) noexcept nogil:
+    """A reduce loop (data[0] the output, step 0 when folding; data[1] the input) reading the
+    input type and folding in the result type; aux is a CastReduce."""
+    cdef CastReduce* cr = <CastReduce*>aux
+    cdef double buf[CAST_BLOCK]           # 8-byte aligned: CAST_BLOCK elements of any type
+    cdef char* cdata[2]
+    cdef char* rdata[2]
+    cdef Py_ssize_t csteps[2]
+    cdef Py_ssize_t rsteps[2]
+    cdef Py_ssize_t m
+    cdata[0] = <char*>buf
+    cdata[1] = data[1]
+    csteps[0] = cr.itemsize
+    csteps[1] = steps[1]
+    rdata[0] = data[0]
+    rdata[1] = <char*>buf
+    rsteps[0] = steps[0]
+    rsteps[1] = cr.itemsize
+    while n > 0:
+        m = n if n < CAST_BLOCK else CAST_BLOCK
+        cr.cast(cdata, csteps, m, NULL, NULL)
+        cr.reduce(rdata, rsteps, m, NULL, NULL)
+        cdata[1] += m * steps[1]
+        rdata[0] += m * steps[0]
+        n -= m
+
+
+cdef Array _reduce_into(Array a, int op, bint* reduced, int ct):
+    """Reduce a over the marked dims in dtype ct (each element cast to ct as it is read); the
+    result, of dtype ct, keeps every dim (size 1 where reduced). Parallel: threads split the
+    outermost walk dim; when that dim is reduced, each thread folds into its own partial result
+    and the partials are combined."""
     cdef Py_ssize_t oshape[MAXDIMS]
     cdef Py_ssize_t ostr[MAXDIMS]
     cdef int d, nd = a.ndim
     if on_gpu(a):
-        return gpu_backend().reduce(a, op, [bool(reduced[d]) for d in range(nd)])
+        return gpu_backend().reduce(a, op, [bool(reduced[d]) for d in range(nd)], None, ct)
     for d in range(nd):
         oshape[d] = 1 if reduced[d] else a.shape_[d]
-    cdef Array o = new_array(nd, oshape, a.dtype_num)
+    cdef Array o = new_array(nd, oshape, ct)
     _fill_identity(o, op)
     if a.size_c() == 0:
         return o
+    cdef CastReduce cr
+    cdef loop1d_t fn = K.reduce[op][ct]
+    cdef void* aux = NULL
+    if a.dtype_num != ct:
+        cr.cast = cast_loop_for(ct, a.dtype_num)
+        cr.reduce = fn
+        cr.itemsize = itemsize_of(ct)
+        fn = _cast_reduce_loop
+        aux = &cr
     # the output seen at the input's shape: stride 0 along reduced dims
     cdef Array ov = make_view(o, nd, a.shape_, o.strides_, 0)
     for d in range(nd):
@@ -537,9 +587,9 @@ cdef Array _reduce_into(Array a, int op, bint* reduced):
             ov.strides_[d] = 0
     cdef int split = _split_dim(a) if a.size_c() >= PARALLEL_MIN and max_threads() > 1 else -1
     if split < 0:
-        _run(ov, a, None, None, nd, a.shape_, K.reduce[op][a.dtype_num], 1)
+        _run(ov, a, None, None, nd, a.shape_, fn, 1, PARALLEL_MIN, aux)
         return o
-    return _parallel_reduce(o, ov, a, op, split, reduced[split])
+    return _parallel_reduce(o, ov, a, op, split, reduced[split], fn, aux)
 
 
 cdef int _split_dim(Array a) noexcept:
@@ -554,7 +604,8 @@ cdef int _split_dim(Array a) noexcept:
     return best
 
 
-cdef Array _parallel_reduce(Array o, Array ov, Array a, int op, int split, bint split_reduced):
+cdef Array _parallel_reduce(Array o, Array ov, Array a, int op, int split, bint split_reduced,
+                            loop1d_t fn, void* aux):
     cdef int nt = max_threads(), t, d, nd = a.ndim
     cdef Py_ssize_t n = a.shape_[split], lo, hi
     if nt > n:
@@ -579,21 +630,21 @@ cdef Array _parallel_reduce(Array o, Array ov, Array a, int op, int split, bint 
         else:
             pv = make_view(o, nd, shape, ov.strides_, o.offset + lo * ov.strides_[split])
         chunks.append((pv, av))
-    _run_chunks(chunks, nd, op, a.dtype_num)
+    _run_chunks(chunks, nd, fn, aux)
     if split_reduced:
         for t in range(1, nt):
             _combine(o, <Array>parts[t], op)
     return o
 
 
-cdef int _run_chunks(list chunks, int nd, int op, int num) except -1:
-    """Run one serial reduction walk per chunk, the chunks on parallel threads."""
+cdef int _run_chunks(list chunks, int nd, loop1d_t fn, void* aux) except -1:
+    """Run one serial reduction walk per chunk (the reduce loop fn, given aux), the chunks on
+    parallel threads."""
     cdef int nt = len(chunks), t, d
     cdef NdLoop* its = <NdLoop*>PyMem_Malloc(nt * sizeof(NdLoop))
     cdef char* data[2]
     cdef Py_ssize_t strides[2][MAXDIMS]
     cdef Array pv, av
-    cdef loop1d_t fn = K.reduce[op][num]
     if its == NULL:
         raise MemoryError()
     try:
@@ -608,7 +659,7 @@ cdef int _run_chunks(list chunks, int nd, int op, int num) except -1:
             prepare_loop_by(&its[t], 2, nd, av.shape_, data, strides, 1)
         with nogil:
             for t in prange(nt, num_threads=nt, schedule="static"):
-                run_loop(&its[t], fn, NULL, NULL, 1 << 62)
+                run_loop(&its[t], fn, aux, NULL, 1 << 62)
     finally:
         PyMem_Free(its)
     return 0
@@ -672,8 +723,7 @@ cdef object _reduce(int op, object x, object axis, object dtype, object out, bin
     if (op == R_MAX or op == R_MIN) and count == 0 and not empty_ok:
         raise ValueError(f"zero-size array to reduction operation {_REDUCE_NAMES[op]} which has "
                          f"no identity")
-    a = _operand(a, -1, ct)
-    cdef Array r = _reduce_into(a, op, reduced)
+    cdef Array r = _reduce_into(a, op, reduced, ct)
     result = _shape_result(r, a, reduced, keepdims)
     if out is not None:
         o = _output(out, (<Array>result).ndim, (<Array>result).shape_, ct, _REDUCE_NAMES[op],

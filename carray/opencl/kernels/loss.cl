@@ -7,7 +7,8 @@
 #define T $t
 #define WG $wg
 
-// Row i: p[i, :] = softmax(x[i, :]), loss_i = logsumexp(x[i, :]) - x[i, t_i].
+// Row i: p[i, :] = softmax(x[i, :]), loss_i = log(sum(exp(x[i, :] - m))) - (x[i, t_i] - m), m
+// the row's max (the difference first, so huge logits keep the loss).
 // mode 0: loss[i] = loss_i (0 for ignored rows), any number of work groups.
 // mode 1 / 2: one work group of WG items; loss[0] = the sum of loss_i (mode 1) or that sum over
 // the count of counted rows (mode 2: NaN when none); count[0] = that count.
@@ -40,7 +41,7 @@ __kernel void softmax_nll(__global T* restrict loss, __global T* restrict count,
             if (ti < 0 || ti >= C) {
                 *bad = 2;
             } else {
-                li = log(s) + m - row[ti];
+                li = log(s) - (row[ti] - m);   // x_t - m first: + m would absorb log(s)
                 n += 1;
             }
         }

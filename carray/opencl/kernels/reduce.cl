@@ -1,10 +1,13 @@
 // Reductions over any set of axes: out[m] = fold of in[m, k] over k < K, where m walks the kept
 // dims (layout LO, rank $orank) and k the reduced ones (layout LI, rank $irank). The host fills
-// $t (element type), $acc (the type partial results are kept in: T, or double for float
-// products, whose float roundings of near-1 factors are biased), $combine (COMBINE(a, b)),
-// $identity.
+// $t (result type), $ti (input element type; LOAD converts one to T: a widening sum reads the
+// narrow input, no converted copy), $acc (the type partial results are kept in: T, or double
+// for float products, whose float roundings of near-1 factors are biased), $combine
+// (COMBINE(a, b)), $identity. arg_groups reads T.
 
 #define T $t
+#define TI $ti
+#define LOAD(x) ($load)
 #define ACC $acc
 #define COMBINE(a, b) ($combine)
 #define WG $wg
@@ -15,7 +18,7 @@ typedef struct { IDX shape[$irank]; IDX st[1][$irank]; IDX off[1]; } inner_t;
 // Work group g of output m folds k in [chunk * (g % G), chunk * (g % G + 1)) and writes
 // out[g] (so out is M x G partial results; G = 1 gives the final result in one pass).
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void reduce_groups(__global T* restrict out, __global const T* restrict in, const outer_t LO,
+void reduce_groups(__global T* restrict out, __global const TI* restrict in, const outer_t LO,
                    const inner_t LI, const IDX K, const IDX G, const IDX chunk)
 {
     __local ACC part[WG];
@@ -29,7 +32,7 @@ void reduce_groups(__global T* restrict out, __global const T* restrict in, cons
     ACC acc = $identity;
     for (IDX k = lo + lid; k < hi; k += WG) {
         STRIDED_OFFSETS($irank, 1, LI, k, pi);
-        acc = COMBINE(acc, in[po[0] + pi[0]]);
+        acc = COMBINE(acc, LOAD(in[po[0] + pi[0]]));
     }
     part[lid] = acc;
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -41,7 +44,7 @@ void reduce_groups(__global T* restrict out, __global const T* restrict in, cons
 }
 
 // One work item per output: for short reductions over many outputs.
-__kernel void reduce_items(__global T* restrict out, __global const T* restrict in,
+__kernel void reduce_items(__global T* restrict out, __global const TI* restrict in,
                            const outer_t LO, const inner_t LI, const IDX K, const IDX M)
 {
     IDX m = get_global_id(0);
@@ -51,7 +54,7 @@ __kernel void reduce_items(__global T* restrict out, __global const T* restrict 
     ACC acc = $identity;
     for (IDX k = 0; k < K; ++k) {
         STRIDED_OFFSETS($irank, 1, LI, k, pi);
-        acc = COMBINE(acc, in[po[0] + pi[0]]);
+        acc = COMBINE(acc, LOAD(in[po[0] + pi[0]]));
     }
     out[m] = (T)acc;
 }
