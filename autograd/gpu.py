@@ -10,12 +10,16 @@ one carray picks (CARRAY_OPENCL_DEVICE, else the first GPU, else the first OpenC
 """
 
 import carray
+from autograd.factories import get_rng_state as _get_global_state
 from autograd.factories import manual_seed as _seed_global
+from autograd.factories import set_rng_state as _set_global_state
 from autograd.tensor import device as _device
 
 __all__ = ["is_available", "is_initialized", "device_count", "current_device", "set_device",
            "get_device_name", "synchronize", "manual_seed", "manual_seed_all",
-           "memory_allocated", "memory_reserved", "empty_cache", "device"]
+           "memory_allocated", "memory_reserved", "empty_cache", "device",
+           # checkpoints (h10): the RNG state, as torch.cuda's
+           "get_rng_state", "set_rng_state", "get_rng_state_all", "set_rng_state_all"]
 
 _checked = None      # the answer of is_available, once found
 
@@ -104,6 +108,33 @@ def manual_seed(seed):
 def manual_seed_all(seed):
     """manual_seed(seed) (there is one device)."""
     _seed_global(seed)
+
+
+# -- RNG state (checkpoints, h10) ------------------------------------------------------------
+
+def get_rng_state(device="cuda"):
+    """The random state of the GPU: that of the global generator, which every device shares
+    (autograd.get_rng_state()). RuntimeError for a device other than the one GPU."""
+    _index(device)
+    return _get_global_state()
+
+
+def set_rng_state(new_state, device="cuda"):
+    """Restore the GPU's random state from get_rng_state(): the global generator's
+    (TypeError for anything else). RuntimeError for a device other than the one GPU."""
+    _index(device)
+    _set_global_state(new_state)
+
+
+def get_rng_state_all():
+    """[get_rng_state()]: one state per device (there is one)."""
+    return [get_rng_state()]
+
+
+def set_rng_state_all(new_states):
+    """set_rng_state of each state in new_states, one per device (there is one)."""
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)
 
 
 def memory_allocated(device=None):

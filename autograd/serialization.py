@@ -9,6 +9,10 @@ The format (github.com/huggingface/safetensors), byte for byte as its reference 
     the rest   the tensors' bytes, little-endian, C order, one after the other: the offsets
                (relative to the end of the header) cover this buffer with no hole or overlap
 
+Anything but a flat {str: tensor} dict is a checkpoint (nested containers of tensors and
+Python scalars): its tensors are ordinary entries and its structure is JSON in __metadata__
+(see the "checkpoints" section), so every safetensors reader still reads its tensors.
+
 The writer orders tensors as the reference does (by dtype, widest alignment first, then by name)
 and writes compact JSON with "__metadata__" first. The reader checks every number in the header
 against the file before using it and raises ValueError naming what is wrong; it only parses
@@ -17,10 +21,12 @@ JSON and copies bytes, so loading a file never runs code (no pickle).
 
 import contextlib
 import json
+import math
 import os
 import secrets
 import struct
 import sys
+from collections import Counter, OrderedDict
 
 import carray
 from autograd.tensor import Tensor, device_name
@@ -52,12 +58,18 @@ _METADATA = "__metadata__"
 # ---------------------------------------------------------------------------------------------
 
 def save(obj, f, metadata=None):
-    """Write obj, a dict of name -> Tensor (or carray.Array), to the file f (a str, os.PathLike
-    or binary file object) in the safetensors format; metadata is an optional dict of str -> str
-    stored in the header. Tensors are saved detached, as contiguous CPU copies.
-    TypeError for a value that is not a tensor, a non-str name or metadata entry;
-    ValueError for a name "__metadata__". A path is written atomically: to a temporary file
-    beside it, then renamed over it, so a failed save leaves the previous file as it was."""
+    """Write obj to the file f (a str, os.PathLike or binary file object) in the safetensors
+    format; metadata is an optional dict of str -> str stored in the header. obj is a dict of
+    name -> Tensor (or carray.Array), written as a plain safetensors file, or a checkpoint:
+    tensors, None, bools, ints, floats (inf and nan too), strs, and lists, tuples and dicts
+    (str or int keys) of them, nested (e.g. {"model": model.state_dict(), "opt":
+    opt.state_dict(), "epoch": 3, "rng": autograd.get_rng_state()}); its tensors become flat
+    entries named after their key paths (a tensor found twice is stored once) and the rest
+    JSON in the metadata, never pickle. Tensors are saved detached, as contiguous CPU copies.
+    TypeError for any other value or key (naming its path) or bad metadata; ValueError for a
+    circular structure, one nested more than 100 levels, or a metadata key
+    "autograd.structure". A path is written atomically: to a temporary file beside it, then
+    renamed over it, so a failed save leaves the previous file as it was."""
     header, arrays = _prepare(obj, metadata)
     if hasattr(f, "write"):
         _write_file(f, header, arrays)
@@ -85,28 +97,29 @@ def _write_file(fh, header, arrays):
 
 
 def _prepare(obj, metadata):
-    """(padded header bytes, arrays in file order) for save."""
-    if not isinstance(obj, dict):
-        if hasattr(obj, "state_dict"):     # a whole nn.Module (or optimizer)
-            raise TypeError(f"save stores a dict of name -> Tensor, not a "
-                            f"{type(obj).__name__} object (safetensors holds tensors, not "
-                            f"objects); save its state_dict() instead: "
-                            f"autograd.save(model.state_dict(), f)")
-        raise TypeError(f"save expects a dict of name -> Tensor (a state_dict), got "
-                        f"{type(obj).__name__}")
-    entries = []
-    for name, value in obj.items():
-        if not isinstance(name, str):
-            raise TypeError(f"tensor names must be str, got {type(name).__name__} {name!r}")
-        if name == _METADATA:
-            raise ValueError(f"{_METADATA!r} is reserved for the metadata; rename the tensor")
-        arr = _as_cpu_array(name, value)
-        entries.append((name, _NAMES[arr.dtype.name], arr))
-    entries.sort(key=lambda e: (-_RANK[e[1]], e[0]))
+    """(padded header bytes, arrays in file order) for save: a flat {str: tensor} dict as a
+    plain safetensors file, anything else as a checkpoint (see _prepare_checkpoint)."""
+    if _is_flat(obj):
+        named = [(name, _as_cpu_array(name, value)) for name, value in obj.items()]
+        return _layout(named, None if metadata is None else _check_metadata(metadata))
+    return _prepare_checkpoint(obj, metadata)
 
+
+def _is_flat(obj):
+    """obj is a dict of str name -> Tensor (or carray.Array): a plain safetensors file."""
+    return isinstance(obj, dict) and all(
+        isinstance(k, str) and k != _METADATA and isinstance(v, (Tensor, carray.Array))
+        for k, v in obj.items())
+
+
+def _layout(named, metadata):
+    """(padded header bytes, arrays in file order) for [(name, CPU array)] and the header's
+    metadata dict (or None), ordered as the reference writer orders them."""
+    entries = sorted(((name, _NAMES[arr.dtype.name], arr) for name, arr in named),
+                     key=lambda e: (-_RANK[e[1]], e[0]))
     header = {}
     if metadata is not None:
-        header[_METADATA] = _check_metadata(metadata)
+        header[_METADATA] = metadata
     offset, arrays = 0, []
     for name, code, arr in entries:
         header[name] = {"dtype": code, "shape": list(arr.shape),
@@ -115,6 +128,183 @@ def _prepare(obj, metadata):
         arrays.append(arr)
     text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     return text + b" " * (-len(text) % 8), arrays
+
+
+# ---------------------------------------------------------------------------------------------
+# checkpoints: nested containers of tensors and Python scalars
+# ---------------------------------------------------------------------------------------------
+#
+# The tensors are flat safetensors entries named after their key path ("opt/state/0/exp_avg";
+# "#2", "#3"... added when two paths give one name); the rest is JSON in the header's
+# __metadata__ under _STRUCTURE. JSON null, true/false, integers, strings and arrays stand for
+# None, bools, ints, strs and lists; every JSON object has exactly one key, a tag:
+#     {"tensor": name}            the tensor stored under name (a tensor saved twice: one entry)
+#     {"tuple": [...]}            a tuple
+#     {"dict": [[key, value], ...]}, {"OrderedDict": ...}, {"Counter": ...}   str or int keys
+#     {"float": "inf" | "-inf" | "nan"}   (finite floats are JSON numbers, written with repr)
+
+_STRUCTURE = "autograd.structure"
+_MAX_DEPTH = 100            # nesting levels of a checkpoint (saved or loaded)
+_MAX_NODES = 10_000_000     # values in a loaded structure
+_DICT_TAGS = {"dict": dict, "OrderedDict": OrderedDict, "Counter": Counter}
+_FLOATS = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+
+
+def _prepare_checkpoint(obj, metadata):
+    """(header bytes, arrays) for a checkpoint: obj's tensors as entries, its structure as
+    JSON in the metadata. TypeError for a value or key of another type (naming its path),
+    ValueError for a circular or too deeply nested structure or a metadata key
+    "autograd.structure"."""
+    metadata = {} if metadata is None else _check_metadata(metadata)
+    if _STRUCTURE in metadata:
+        raise ValueError(f"the metadata key {_STRUCTURE!r} is reserved for the structure of "
+                         f"a checkpoint; rename it")
+    encoder = _Encoder()
+    tree = encoder.encode(obj, (), 0)
+    metadata[_STRUCTURE] = json.dumps(tree, separators=(",", ":"), ensure_ascii=False,
+                                      allow_nan=False)
+    return _layout(encoder.named, metadata)
+
+
+def _where(path):
+    """A key path as subscripts: "the checkpoint['opt']['state'][0]"."""
+    return "the checkpoint" + "".join(f"[{k!r}]" for k in path)
+
+
+class _Encoder:
+    """Turns a checkpoint into its JSON structure, collecting its tensors in self.named."""
+
+    def __init__(self):
+        self.named = []         # [(entry name, CPU array)]
+        self.by_id = {}         # id(tensor) -> entry name (a shared tensor is stored once)
+        self.keep = []          # the tensors seen, so that their ids stay theirs
+        self.taken = {_METADATA}
+        self.active = set()     # ids of the containers being encoded (to catch cycles)
+
+    def encode(self, obj, path, depth):
+        if depth > _MAX_DEPTH:
+            raise ValueError(f"save: {_where(path)} is nested more than {_MAX_DEPTH} levels deep")
+        if obj is None or isinstance(obj, (bool, str)):
+            return obj
+        if isinstance(obj, int):
+            return int(obj)
+        if isinstance(obj, float):
+            x = float(obj)
+            return x if math.isfinite(x) else {"float": repr(x)}
+        if isinstance(obj, (Tensor, carray.Array)):
+            return {"tensor": self._tensor(obj, path)}
+        if not isinstance(obj, (list, tuple, dict)):
+            hint = (" (save its state_dict() instead: autograd.save(model.state_dict(), f))"
+                    if hasattr(obj, "state_dict") else "")
+            raise TypeError(f"save stores tensors, None, bool, int, float, str and lists, "
+                            f"tuples and dicts of them, not a {type(obj).__name__} object (at "
+                            f"{_where(path)}){hint}")
+        if id(obj) in self.active:
+            raise ValueError(f"save: {_where(path)} contains itself (a circular reference)")
+        self.active.add(id(obj))
+        if isinstance(obj, dict):
+            items = []
+            for k, v in obj.items():
+                if isinstance(k, bool) or not isinstance(k, (str, int)):
+                    raise TypeError(f"save: {_where(path)} has a key {k!r} of type "
+                                    f"{type(k).__name__}; checkpoint dict keys must be str or int")
+                k = k if isinstance(k, str) else int(k)
+                items.append([k, self.encode(v, (*path, k), depth + 1)])
+            tag = next((t for t, cls in _DICT_TAGS.items() if type(obj) is cls), "dict")
+            out = {tag: items}
+        else:
+            values = [self.encode(v, (*path, i), depth + 1) for i, v in enumerate(obj)]
+            out = {"tuple": values} if isinstance(obj, tuple) else values
+        self.active.discard(id(obj))
+        return out
+
+    def _tensor(self, value, path):
+        """The entry name of a tensor (a new entry unless it was stored already)."""
+        if id(value) in self.by_id:
+            return self.by_id[id(value)]
+        base = "/".join(str(k) for k in path) or "tensor"
+        name, n = base, 1
+        while name in self.taken:
+            n += 1
+            name = f"{base}#{n}"
+        self.taken.add(name)
+        self.by_id[id(value)] = name
+        self.keep.append(value)
+        self.named.append((name, _as_cpu_array(_where(path), value)))
+        return name
+
+
+def _rebuild(text, tensors):
+    """The checkpoint whose structure is the JSON text, with its tensors from the dict
+    tensors (entry name -> Tensor). ValueError for anything malformed: not JSON, an unknown
+    tag, a wrong type, a reference to a missing tensor, a tensor no value uses, nesting deeper
+    than _MAX_DEPTH or more than _MAX_NODES values."""
+    try:
+        tree = json.loads(text, object_pairs_hook=_no_duplicates,
+                          parse_constant=_reject_constant)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"corrupted checkpoint structure: not JSON ({e})") from None
+    except RecursionError:
+        raise ValueError("corrupted checkpoint structure: nested too deeply") from None
+    builder = _Builder(tensors)
+    out = builder.build(tree, (), 0)
+    unused = sorted(set(tensors) - builder.used)
+    if unused:
+        raise ValueError(f"corrupted checkpoint: tensor {unused[0]!r} is stored but no value of "
+                         f"the structure uses it")
+    return out
+
+
+class _Builder:
+    """Rebuilds a checkpoint from its (untrusted) JSON structure, checking every node."""
+
+    def __init__(self, tensors):
+        self.tensors = tensors
+        self.used = set()
+        self.nodes = 0
+
+    def build(self, node, path, depth):
+        self.nodes += 1
+        if self.nodes > _MAX_NODES:
+            raise ValueError(f"corrupted checkpoint structure: more than {_MAX_NODES} values")
+        if depth > _MAX_DEPTH:
+            raise ValueError(f"corrupted checkpoint structure: {_where(path)} is nested more "
+                             f"than {_MAX_DEPTH} levels deep")
+        if node is None or isinstance(node, (bool, int, float, str)):
+            return node
+        if isinstance(node, list):
+            return [self.build(v, (*path, i), depth + 1) for i, v in enumerate(node)]
+        bad = f"corrupted checkpoint structure at {_where(path)}"
+        if len(node) != 1:
+            raise ValueError(f"{bad}: expected an object with one tag key, got {list(node)!r}")
+        ((tag, body),) = node.items()
+        if tag == "tensor":
+            if not isinstance(body, str) or body not in self.tensors:
+                raise ValueError(f"{bad}: no stored tensor named {body!r}")
+            self.used.add(body)
+            return self.tensors[body]
+        if tag == "float":
+            if not isinstance(body, str) or body not in _FLOATS:
+                raise ValueError(f"{bad}: a float tag holds 'inf', '-inf' or 'nan', got "
+                                 f"{body!r}")
+            return _FLOATS[body]
+        if not isinstance(body, list):
+            raise ValueError(f"{bad}: the {tag!r} tag needs a list, got {type(body).__name__}")
+        if tag == "tuple":
+            return tuple(self.build(v, (*path, i), depth + 1) for i, v in enumerate(body))
+        if tag not in _DICT_TAGS:
+            raise ValueError(f"{bad}: unknown tag {tag!r}")
+        out = _DICT_TAGS[tag]()
+        for item in body:
+            if not (isinstance(item, list) and len(item) == 2):
+                raise ValueError(f"{bad}: a dict item must be [key, value], got {item!r}")
+            k, v = item
+            if isinstance(k, bool) or not isinstance(k, (str, int)):
+                raise ValueError(f"{bad}: a dict key must be a str or an int, got {k!r}")
+            if k in out:
+                raise ValueError(f"{bad}: the key {k!r} appears twice")
+            out[k] = self.build(v, (*path, k), depth + 1)
+        return out
 
 
 def _as_cpu_array(name, value):
@@ -158,14 +348,18 @@ def _write_array(fh, arr):
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
          device=None, **pickle_load_args):
-    """The dict of name -> Tensor stored in the safetensors file f (a str, os.PathLike or binary
-    file object), with torch.load's arguments. The file holds CPU tensors; map_location puts
-    them elsewhere: a device ("cpu", "gpu", "cuda", "cuda:0", autograd.device), a dict mapping
-    the saved location ("cpu") to a device, or a callable(tensor, "cpu") returning the tensor
-    to use (None keeps it). device= is the older name of a device map_location.
+    """What save stored in the safetensors file f (a str, os.PathLike or binary file
+    object), with torch.load's arguments: the dict of name -> Tensor of a plain file, or the
+    checkpoint rebuilt exactly (tuples, lists, int keys, OrderedDict and Counter as saved; a
+    tensor saved twice comes back as one Tensor in both places; carray Arrays as Tensors).
+    The file holds CPU tensors; map_location puts them elsewhere: a device ("cpu", "gpu",
+    "cuda", "cuda:0", autograd.device), a dict mapping the saved location ("cpu") to a device,
+    or a callable(tensor, "cpu") returning the tensor to use (None keeps it).
+    device= is the older name of a device map_location.
     weights_only and mmap are accepted: loading only ever reads tensors and never runs code
     (the safety weights_only=True asks for), and the file is read into memory, not mapped.
-    ValueError when the file is truncated or corrupted (the message says what is wrong) or
+    ValueError when the file is truncated or corrupted (the message says what is wrong; a
+    checkpoint's structure is checked value by value, depth and size limited) or
     holds a dtype autograd lacks; OSError when it cannot be read; RuntimeError for a
     pickle_module with weights_only=True (as PyTorch); TypeError for an unknown
     map_location."""
@@ -178,11 +372,13 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     with _opened(f, "rb") as fh:
         size = _remaining(fh)
         n = _read_header_length(fh.read(8), size)
-        entries = _parse_header(fh.read(n))
+        entries, meta = _parse_header(fh.read(n))
         _check_offsets(entries, size - 8 - n)
         out = {}
         for name, code, shape, begin, end in entries:
             out[name] = place(Tensor._wrap(_read_array(fh, name, code, shape, end - begin)))
+    if meta and _STRUCTURE in meta:
+        return _rebuild(meta[_STRUCTURE], out)
     return out
 
 
@@ -211,7 +407,9 @@ def load_metadata(f):
     with _opened(f, "rb") as fh:
         size = _remaining(fh)
         header = _decode_header(fh.read(_read_header_length(fh.read(8), size)))
-    return dict(header.get(_METADATA) or {})
+    meta = dict(header.get(_METADATA) or {})
+    meta.pop(_STRUCTURE, None)      # (a checkpoint's structure, not the caller's metadata)
+    return meta
 
 
 def _opened(f, mode):
@@ -284,7 +482,8 @@ def _reject_constant(name):
 
 
 def _parse_header(raw):
-    """[(name, dtype code, shape, begin, end)] sorted by offsets, each entry checked."""
+    """([(name, dtype code, shape, begin, end)] sorted by offsets, each entry checked; the
+    metadata dict or None)."""
     header = _decode_header(raw)
     entries = []
     for name, info in header.items():
@@ -292,7 +491,7 @@ def _parse_header(raw):
             continue
         entries.append(_entry(name, info))
     entries.sort(key=lambda e: (e[3], e[4]))
-    return entries
+    return entries, header.get(_METADATA)
 
 
 def _entry(name, info):

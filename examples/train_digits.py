@@ -3,10 +3,18 @@
     python examples/train_digits.py                      # the CNN on the CPU
     python examples/train_digits.py --model mlp --epochs 20
     python examples/train_digits.py --device gpu --plot curves.png
+    python examples/train_digits.py --checkpoint ck.safetensors     # a checkpoint every epoch
+    python examples/train_digits.py --resume ck.safetensors         # go on where it stopped
 
 Trains on the fixed train split, reports loss, accuracy and samples/s per epoch, prints
 `test accuracy: NN.N%` for the test split, saves the model with autograd.save (safetensors),
 loads it into a fresh model and checks that it scores the same.
+
+--checkpoint PATH saves, after every epoch, everything the run depends on: the model, the
+optimizer (moments and step counts), the epoch, the global random state and the loader's
+shuffling generator (and the history). --resume PATH restores them and runs the remaining
+epochs (up to --epochs, counted from the start), giving bitwise the parameters of the
+uninterrupted run.
 """
 
 import argparse
@@ -81,12 +89,16 @@ def train(args):
     model = make_model(args.model).to(device)
     optimizer = autograd.optim.Adam(model.parameters(), lr=args.lr)
     loss_fn = nn.CrossEntropyLoss()
+    shuffling = autograd.Generator().manual_seed(args.seed)
     loader = DataLoader(TensorDataset(train_x, train_y), batch_size=args.batch_size, shuffle=True,
-                        generator=autograd.Generator().manual_seed(args.seed))
+                        generator=shuffling)
 
     history = {"loss": [], "train_acc": [], "test_acc": []}
+    first = 1
+    if args.resume:
+        first = resume(args, model, optimizer, shuffling, history) + 1
     start_all = time.perf_counter()
-    for epoch in range(1, args.epochs + 1):
+    for epoch in range(first, args.epochs + 1):
         bar = ProgressBar(len(loader), f"epoch {epoch:2d}/{args.epochs}")
         total_loss = correct = seen = 0
         start = time.perf_counter()
@@ -106,6 +118,8 @@ def train(args):
         history["loss"].append(total_loss / seen)
         history["train_acc"].append(correct / seen)
         history["test_acc"].append(evaluate(model, test_x, test_y))
+        if args.checkpoint:
+            save_checkpoint(args, epoch, model, optimizer, shuffling, history)
     elapsed = time.perf_counter() - start_all
 
     accuracy = evaluate(model, test_x, test_y)
@@ -115,6 +129,31 @@ def train(args):
     if args.plot:
         plot(history, args.plot)
     return accuracy
+
+
+def save_checkpoint(args, epoch, model, optimizer, shuffling, history):
+    """Write the state after `epoch` to args.checkpoint (atomically: an interrupted save
+    keeps the previous checkpoint)."""
+    autograd.save({"model_kind": args.model, "epoch": epoch, "model": model.state_dict(),
+                   "optimizer": optimizer.state_dict(), "rng": autograd.get_rng_state(),
+                   "shuffling": shuffling.get_state(), "history": history}, args.checkpoint)
+
+
+def resume(args, model, optimizer, shuffling, history):
+    """Restore the state saved in args.resume; returns the epoch it was saved after.
+    SystemExit when it is a checkpoint of another model kind."""
+    ck = autograd.load(args.resume, map_location=args.device)
+    if ck["model_kind"] != args.model:
+        raise SystemExit(f"--resume {args.resume}: a checkpoint of the {ck['model_kind']} "
+                         f"model, not of --model {args.model}")
+    model.load_state_dict(ck["model"])
+    optimizer.load_state_dict(ck["optimizer"])
+    autograd.set_rng_state(ck["rng"])
+    shuffling.set_state(ck["shuffling"])
+    for key, values in ck["history"].items():
+        history[key].extend(values)
+    print(f"resumed from {args.resume} after epoch {ck['epoch']}")
+    return ck["epoch"]
 
 
 def check_save_load(model, args, test_x, test_y, accuracy):
@@ -164,6 +203,10 @@ def parse_args(argv=None):
                    help="Adam learning rate (default: 0.01 for the cnn, 0.005 for the mlp)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--save", default=None, help="where to save the model (default: a temp file)")
+    p.add_argument("--checkpoint", default=None, metavar="PATH",
+                   help="save a checkpoint to PATH after every epoch")
+    p.add_argument("--resume", default=None, metavar="PATH",
+                   help="restore the checkpoint PATH and train the remaining epochs")
     p.add_argument("--plot", default=None, metavar="FILE.png",
                    help="write loss/accuracy curves (needs matplotlib)")
     args = p.parse_args(argv)

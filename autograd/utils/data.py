@@ -6,6 +6,10 @@ samplers, default_collate and DataLoader.
 
 Shuffling draws a permutation from autograd's generator (the global one, seeded by
 autograd.manual_seed, or the `generator=` passed in), once per epoch, so a run is reproducible.
+To resume mid-epoch exactly (checkpoints), give the loader its own generator, save
+generator.get_state() at the start of each epoch, and on resume set_state() it, iterate the
+loader again (the permutation is drawn at the first batch, so the same one comes) and skip
+the batches already done (itertools.islice(loader, done, None)).
 A TensorDataset is batched by indexing each of its tensors with one index tensor (a gather),
 not by stacking samples one by one. Loading always happens in the calling process (num_workers
 and the other worker options are checked, not used).
