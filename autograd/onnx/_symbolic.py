@@ -59,6 +59,17 @@ def _where(g, op):
     return g.node("Where", [c, g.value(x, dt), g.value(y, dt)])
 
 
+def _clamp(g, op):
+    x, lo, hi = op.args
+    dt = _out_dtype(op)
+    out = g.value(x, dt)
+    if lo is not None:
+        out = g.node("Max", [out, g.value(lo, dt)])
+    if hi is not None:
+        out = g.node("Min", [out, g.value(hi, dt)])
+    return out if out != g.names.get(id(x)) else g.node("Identity", [out])
+
+
 def _leaky_relu(g, op):
     x, slope = op.args
     return g.node("LeakyRelu", [g.value(x)], alpha=float(slope))
@@ -362,7 +373,7 @@ def _sdpa(g, op):
 SYMBOLICS = {
     E.Add: _binary("Add"), E.Sub: _binary("Sub"), E.Mul: _binary("Mul"), E.Div: _binary("Div"),
     E.Pow: _pow, E.Neg: _unary("Neg"), E.Maximum: _binary("Max"), E.Minimum: _binary("Min"),
-    E.Where: _where,
+    E.Where: _where, E.Clamp: _clamp,
     E.Relu: _unary("Relu"), E.Sigmoid: _unary("Sigmoid"), E.Tanh: _unary("Tanh"),
     E.Exp: _unary("Exp"), E.Log: _unary("Log"), E.Sqrt: _unary("Sqrt"), E.Sin: _unary("Sin"),
     E.Cos: _unary("Cos"), E.Abs: _unary("Abs"), E.Sign: _unary("Sign"),
