@@ -250,3 +250,7 @@ from autograd.grad_mode import inference_mode, is_inference_mode_enabled  # noqa
 
 cuda = gpu          # the same module, so `import autograd.cuda` works too
 _sys.modules[__name__ + ".cuda"] = gpu
+
+# -- h14: autograd.onnx.export (the onnx package itself is imported only when export runs) ----
+# isort: split
+from autograd import onnx  # noqa: E402

@@ -160,6 +160,8 @@ class Function:
     def apply(cls, *args, **kwargs):
         """Run forward on args and, when grad mode is on and an argument requires grad, record
         the node so backward reaches the arguments. Returns forward's result."""
+        if _tracer is not None:
+            return _tracer(cls, args, kwargs)
         ctx = _new(cls)
         if not _state.enabled:
             ctx.needs_input_grad = _no_needs(len(args))
@@ -312,6 +314,22 @@ def _link_outputs(ctx, result):
         out._output_nr = i
     ctx._out_meta = tuple(meta)
     ctx._n_out = len(outputs)
+
+
+# The one tracing hook (autograd.onnx.export): while set, every Function application
+# (Function.apply and the inline path of add/sub/mul/div, ops/elementwise.py) calls
+# _tracer(cls, args, kwargs) instead, which runs the op itself (with the hook unset) and records
+# it. None otherwise: the cost is one global lookup per op.
+_tracer = None
+
+
+def set_tracer(tracer):
+    """Install tracer (or None) as the hook every Function application calls; returns the
+    previous one."""
+    global _tracer
+    prev = _tracer
+    _tracer = tracer
+    return prev
 
 
 _NO_EDGE = (None, 0)

@@ -12,6 +12,7 @@ Python number (it gets no gradient).
 
 import math
 
+import autograd.function as _function
 import carray
 from autograd._defaults import get_default_dtype
 from autograd.function import _NO_EDGE, Function, _edge, _refresh_view, _sequence
@@ -59,6 +60,8 @@ class _Binary(Builtin):
 
     @classmethod
     def apply(cls, a, b):
+        if _function._tracer is not None:  # autograd.onnx is recording (function.set_tracer)
+            return _function._tracer(cls, (a, b), {})
         ta = isinstance(a, Tensor)
         tb = isinstance(b, Tensor)
         if not (ta or a.__class__ in _NUMBERS) or not (tb or b.__class__ in _NUMBERS):
