@@ -11,20 +11,23 @@ generator.get_state() at the start of each epoch, and on resume set_state() it, 
 loader again (the permutation is drawn at the first batch, so the same one comes) and skip
 the batches already done (itertools.islice(loader, done, None)).
 A TensorDataset is batched by indexing each of its tensors with one index tensor (a gather),
-not by stacking samples one by one. Loading always happens in the calling process (num_workers
-and the other worker options are checked, not used).
+not by stacking samples one by one. With num_workers > 0, batches are made in worker processes
+(autograd/utils/_workers.py) and come back in the order num_workers=0 gives.
 """
 
 import math
 import numbers
+import random
 
 import carray
-from autograd.factories import randint, randperm, tensor
+from autograd.factories import default_generator, randint, randperm, tensor
 from autograd.ops import stack
 from autograd.tensor import Tensor
+from autograd.utils._workers import MultiProcessingIter, WorkerInfo, check_context, get_worker_info
 
 __all__ = ["Dataset", "TensorDataset", "Subset", "Sampler", "SequentialSampler",
-           "RandomSampler", "BatchSampler", "default_collate", "DataLoader"]
+           "RandomSampler", "BatchSampler", "default_collate", "DataLoader",
+           "get_worker_info", "WorkerInfo"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -213,11 +216,15 @@ class DataLoader:
     """Batches of a dataset, as torch.utils.data.DataLoader: batch_size samples per batch
     (None: single samples, not collated), in order or reshuffled every epoch (shuffle=True,
     drawn from generator or autograd's global generator), the last short batch dropped when
-    drop_last. sampler / batch_sampler / collate_fn as PyTorch's. The worker arguments
-    (num_workers, pin_memory, timeout, worker_init_fn, prefetch_factor, persistent_workers)
-    are checked as PyTorch checks them, but loading always runs in this process (no worker
-    processes yet; worker_init_fn is not called). ValueError for conflicting or invalid
-    options."""
+    drop_last. sampler / batch_sampler / collate_fn as PyTorch's.
+    num_workers > 0 makes batches in that many worker processes (started with
+    multiprocessing_context, default multiprocessing's default start method), each seeded with
+    base_seed + worker id and calling worker_init_fn(worker_id) first; prefetch_factor (default
+    2) batches per worker are in flight; batches come in the order of num_workers=0 (in_order);
+    persistent_workers keeps the workers across epochs; timeout > 0 raises RuntimeError when no
+    batch comes in time; pin_memory is accepted and does nothing. An exception in a worker is
+    raised again here with the worker's traceback in its message. ValueError for conflicting or
+    invalid options."""
 
     def __init__(self, dataset, batch_size=1, shuffle=False, sampler=None, batch_sampler=None,
                  num_workers=0, collate_fn=None, pin_memory=False, drop_last=False,
@@ -225,6 +232,7 @@ class DataLoader:
                  *, prefetch_factor=None, persistent_workers=False, pin_memory_device="",
                  in_order=True):
         _check_worker_options(num_workers, timeout, prefetch_factor, persistent_workers)
+        check_context(multiprocessing_context, num_workers)
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None and (batch_size != 1 or shuffle or sampler is not None
@@ -251,24 +259,65 @@ class DataLoader:
         self.prefetch_factor = prefetch_factor
         self.persistent_workers = persistent_workers
         self.generator = generator
+        self.multiprocessing_context = multiprocessing_context
+        self.in_order = in_order
         self.collate_fn = collate_fn if collate_fn is not None else default_collate
-        self._fast = collate_fn is None and isinstance(dataset, TensorDataset)
+        self._fetcher = _Fetcher(dataset, batch_sampler is not None, self.collate_fn,
+                                 collate_fn is None and isinstance(dataset, TensorDataset))
+        self._iterator = None          # the persistent workers' iterator
+        self._epochs = 0
 
     def __iter__(self):
-        if self.batch_sampler is None:
-            for i in self.sampler:
-                yield self.dataset[i]
-            return
-        for indices in self.batch_sampler:
-            if self._fast:
-                yield _gather(self.dataset.tensors, indices)
-            else:
-                yield self.collate_fn([self.dataset[i] for i in indices])
+        if self.num_workers == 0:
+            return self._single_process_iter()
+        if self.persistent_workers and self._iterator is not None \
+                and not self._iterator._shutdown:
+            self._iterator._reset()
+            return self._iterator
+        it = MultiProcessingIter(self, self._fetcher, self._index_sampler, self._base_seed())
+        if self.persistent_workers:
+            self._iterator = it
+        return it
+
+    @property
+    def _index_sampler(self):
+        return self.sampler if self.batch_sampler is None else self.batch_sampler
+
+    def _single_process_iter(self):
+        for indices in self._index_sampler:
+            yield self._fetcher(indices)
+
+    def _base_seed(self):
+        # The workers' base seed: reproducible under autograd.manual_seed / generator=, and
+        # drawn without advancing the generator, so that the sampler draws the same
+        # permutation as with num_workers=0.
+        seed, offset = (self.generator or default_generator).get_state().tolist()
+        self._epochs += 1
+        return random.Random(f"{seed},{offset},{self._epochs}").getrandbits(63)
 
     def __len__(self):
         if self.batch_sampler is None:
             return len(self.sampler)
         return len(self.batch_sampler)
+
+
+class _Fetcher:
+    """One batch from one entry of the loader's index sampler: dataset[i] without
+    auto-collation, else the collated samples (a gather for a TensorDataset with the default
+    collation). A module-level class so that worker processes can unpickle it."""
+
+    def __init__(self, dataset, auto_collation, collate_fn, fast):
+        self.dataset = dataset
+        self.auto_collation = auto_collation
+        self.collate_fn = collate_fn
+        self.fast = fast
+
+    def __call__(self, indices):
+        if not self.auto_collation:
+            return self.dataset[indices]
+        if self.fast:
+            return _gather(self.dataset.tensors, indices)
+        return self.collate_fn([self.dataset[i] for i in indices])
 
 
 def _check_worker_options(num_workers, timeout, prefetch_factor, persistent_workers):
