@@ -35,7 +35,7 @@ LAYERS = [
     ["autograd.ops", *_package_modules("ops")],   # every module of autograd/ops
     ["autograd.gradcheck", "autograd.serialization", "autograd.nn", "autograd.optim",
      "autograd.utils", "autograd.datasets", "autograd.gpu", "autograd.accelerator",
-     "autograd.backends"],
+     "autograd.backends", "autograd.linalg", "autograd.special"],
     ["autograd"],
 ]
 

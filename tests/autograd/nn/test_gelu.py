@@ -6,6 +6,7 @@ import pytest
 
 import autograd
 import autograd.nn.functional as F
+
 from _torch_compare import compare
 
 

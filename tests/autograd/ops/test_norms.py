@@ -8,6 +8,7 @@ import pytest
 
 import autograd
 import autograd.nn.functional as F
+
 from _torch_compare import compare
 
 PS = [2, 1, 3, 1.5, 0.5, math.inf, -math.inf]

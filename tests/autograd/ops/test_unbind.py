@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import autograd
+
 from _torch_compare import compare
 
 
