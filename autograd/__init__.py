@@ -254,3 +254,33 @@ _sys.modules[__name__ + ".cuda"] = gpu
 # -- h14: autograd.onnx.export (the onnx package itself is imported only when export runs) ----
 # isort: split
 from autograd import onnx  # noqa: E402
+# -- torch.* names for functions that live in nn.functional or are compositions (h12), and the
+# torch.linalg / torch.special modules ---------------------------------------------------------
+# isort: split
+from autograd import linalg, special  # noqa: E402,F401
+from autograd.nn._torch_forms import (  # noqa: E402,F401
+    batch_norm,
+    conv1d,
+    conv2d,
+    conv_transpose1d,
+    conv_transpose2d,
+    cosine_similarity,
+    dropout,
+    embedding,
+    group_norm,
+    instance_norm,
+    layer_norm,
+    pairwise_distance,
+    pixel_shuffle,
+    pixel_unshuffle,
+)
+from autograd.ops.extra_functions import (  # noqa: E402,F401
+    cross,
+    dist,
+    erfc,
+    exp2,
+    kron,
+    logit,
+    pdist,
+    relu_,
+)

@@ -260,14 +260,14 @@ def _make_grads(outputs, grads, create_graph):
             if t.requires_grad and t.array.dtype.kind != "f":
                 raise RuntimeError("grad can be implicitly created only for real scalar outputs "
                                    f"but got {t.dtype}")
-            g = Tensor._wrap(carray.ones(t.shape, dtype=t.dtype, device=t.device))
+            g = Tensor._wrap(carray.ones(t.array.shape, dtype=t.dtype, device=t.device))
         else:
             if not isinstance(g, Tensor):
                 g = Tensor._wrap(carray.asarray(g, dtype=t.dtype, device=t.device))
             if g.device != t.device:
                 raise RuntimeError(f"invalid gradient at index {i} - expected device {t.device} "
                                    f"but got {g.device}")
-            if g.shape != t.shape:
+            if g.array.shape != t.array.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                    f"{_size(g.shape)} and output[{i}] has a shape of "
                                    f"{_size(t.shape)}.")

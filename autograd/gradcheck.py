@@ -206,7 +206,7 @@ def gradgradcheck(fn, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e
     inputs = tuple(inputs)
     outs = _outputs(fn, inputs)
     if grad_outputs is None:
-        grad_outputs = [randn(o.shape, dtype=o.dtype) for o in outs]
+        grad_outputs = [randn(o.shape, dtype=o.dtype, device=o.device) for o in outs]
     grad_outputs = list(grad_outputs)
     for g in grad_outputs:
         g.requires_grad_(True)

@@ -84,3 +84,7 @@ from autograd.nn.transformer import (
     TransformerEncoderLayer,
 )
 from autograd.nn.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+
+# -- torch.nn.modules layout (h12) --
+# isort: split
+from autograd.nn import modules  # noqa: E402,F401

@@ -35,7 +35,7 @@ from autograd.ops.nn import (
     Convolution,
     CrossEntropy,
     Embedding,
-    Erf,
+    Gelu,
     LeakyRelu,
     MaxPool2DWithIndices,
     NllLoss,
@@ -258,8 +258,7 @@ def gelu(input, approximate="none"):
         return input * 0.5 * (_tanh(inner) + 1)
     if approximate != "none":
         raise RuntimeError("approximate argument must be either none or tanh.")
-    # TODO(h3): use carray.erf once it lands (Erf sums a float64 series, accurate but slow)
-    return input * 0.5 * (Erf.apply(input * (1 / math.sqrt(2))) + 1)
+    return Gelu.apply(input)
 
 
 def softplus(input, beta=1.0, threshold=20.0):

@@ -168,7 +168,7 @@ class RNNBase(Module):
         if input.shape[0] == 0:
             raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         directions = 2 if self.bidirectional else 1
-        starts = [Unbind.apply(h) for h in hs]  # per layer and direction
+        starts = [Unbind.apply(h, 0) for h in hs]  # per layer and direction
         finals = [[] for _ in hs]
         x = input
         for layer in range(self.num_layers):
@@ -192,9 +192,9 @@ class RNNBase(Module):
         w_hr = weights[-1] if self.proj_size > 0 else None
         mode = self.mode
         if mode == "GRU":   # b_hh stays in the step: r multiplies the hidden projection's n part
-            steps = Unbind.apply(Addmm.apply(x, w_ih, b_ih))
+            steps = Unbind.apply(Addmm.apply(x, w_ih, b_ih), 0)
         else:
-            steps = Unbind.apply(Addmm.apply(x, w_ih, None if b_ih is None else b_ih + b_hh))
+            steps = Unbind.apply(Addmm.apply(x, w_ih, None if b_ih is None else b_ih + b_hh), 0)
         n = len(steps)
         outs = [None] * n
         h = state[0]

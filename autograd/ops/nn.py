@@ -16,11 +16,11 @@ from autograd.grad_mode import _state
 from autograd.ops._util import Builtin, reduce_grad, wrap
 from autograd.ops.elementwise import Where
 from autograd.ops.shape import Index, IndexAdd
-from autograd.ops.torch_functions import sigmoid, softmax
+from autograd.ops.torch_functions import erf, sigmoid, softmax
 from carray import nn as _cnn
 
 __all__ = ["Addmm", "AvgPool2D", "AvgPool2dGrad", "BatchNormTrain", "Conv2dGradInput",
-           "Conv2dGradWeight", "Convolution", "CrossEntropy", "Embedding", "Erf", "LeakyRelu",
+           "Conv2dGradWeight", "Convolution", "CrossEntropy", "Embedding", "Gelu", "LeakyRelu",
            "MaxPool2DWithIndices", "MaxPool2dGrad", "NllLoss", "SoftmaxCrossEntropy", "Softplus",
            "Targets"]
 
@@ -272,42 +272,35 @@ def leaky_relu_data(d, slope):
     return carray.maximum(d, scaled) if slope <= 1 else carray.minimum(d, scaled)
 
 
-class Erf(Builtin):
-    """erf(x) = 2/sqrt(pi) int_0^x exp(-t^2) dt;  dx = g 2/sqrt(pi) exp(-x^2).
-
-    carray has no erf, so it is summed here in float64 from the series
-        erf(x) = 2/sqrt(pi) exp(-x^2) sum_{n >= 0} (2 x^2)^n x / (1 * 3 * ... * (2n + 1)),
-    whose terms all have the sign of x (no cancellation: float64 accuracy); |x| is capped at 6,
-    where 1 - erf(6) < 3e-17."""
+class Gelu(Builtin):
+    """Exact GELU y = x Phi(x), Phi(x) = (1 + erf(x / sqrt(2))) / 2 the standard normal CDF;
+    dx = g (Phi(x) + x phi(x)), phi(x) = exp(-x^2 / 2) / sqrt(2 pi) its density."""
 
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return wrap(_erf(x.array))
+        return wrap(carray.multiply(x.array, _phi_cdf(x.array)))
 
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
-        return g * (x * x).neg().exp() * (2 / math.sqrt(math.pi))
+        if _state.enabled:  # create_graph: from differentiable ops
+            cdf = (erf(x * _SQRT_HALF) + 1) * 0.5
+            return g * (cdf + x * (x * x * -0.5).exp() * _INV_SQRT_2PI)
+        xd = x.array
+        pdf = carray.multiply(carray.exp(carray.multiply(carray.multiply(xd, xd), -0.5)),
+                              _INV_SQRT_2PI)
+        slope = carray.add(_phi_cdf(xd), carray.multiply(xd, pdf))
+        return wrap(carray.multiply(g.array, slope))
 
 
-def _erf(a):
-    x = carray.clip(a.astype(carray.float64), -6.0, 6.0)
-    x2 = carray.multiply(carray.multiply(x, x), 2.0)
-    term = x.copy()
-    total = x.copy()
-    n = 0
-    while x.size:
-        n += 1
-        carray.multiply(term, x2, out=term)
-        carray.multiply(term, 1.0 / (2 * n + 1), out=term)
-        carray.add(total, term, out=total)
-        if n % 8 == 0 and bool(carray.all(carray.less_equal(
-                carray.abs(term), carray.multiply(carray.abs(total), 1e-17)))):
-            break
-    scale = carray.multiply(carray.exp(carray.negative(carray.multiply(x, x))),
-                            2 / math.sqrt(math.pi))
-    return carray.multiply(total, scale).astype(a.dtype)
+_SQRT_HALF = 1 / math.sqrt(2)
+_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+
+
+def _phi_cdf(d):
+    """Phi(d) = (1 + erf(d / sqrt(2))) / 2 on carray data."""
+    return carray.multiply(carray.add(carray.erf(carray.multiply(d, _SQRT_HALF)), 1.0), 0.5)
 
 
 class Softplus(Builtin):

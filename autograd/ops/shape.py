@@ -12,7 +12,7 @@ from autograd.ops._util import Builtin, meta, norm_dim, reduce_grad, wrap
 from autograd.tensor import Tensor
 
 __all__ = ["Cat", "Clone", "Expand", "Flip", "Index", "IndexAdd", "IndexPut", "Pad", "Permute",
-           "Reshape", "Squeeze", "Stack", "ToCopy", "Transpose", "Unsqueeze"]
+           "Reshape", "Squeeze", "Stack", "ToCopy", "Transpose", "Unbind", "Unsqueeze"]
 
 _new = object.__new__
 
@@ -436,3 +436,47 @@ class Pad(Builtin):
                 flat += [a, b]
             gx = Pad.apply(gx, tuple(flat), 0.0)
         return gx, None, None
+
+
+# -- unbind as one node (h12: moved here from ops/rnn.py and given a dim) --
+
+
+class Unbind(Builtin):
+    """The slices x.select(dim, 0), x.select(dim, 1), ... (views of x, marked as outputs of a
+    multi-view op);  dx = the stack of their gradients along dim, zeros for slices that got
+    none. One node however many slices (indexing each would make backward write T full-size
+    gradients)."""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        d = x.array
+        dim = norm_dim(dim, d.ndim)
+        ctx.meta = (d.shape, d.dtype, d.device, dim)
+        lead = (slice(None),) * dim
+        out = []
+        for i in range(d.shape[dim]):
+            key = lead + (i,)
+            t = view_result(x, d[key], "__getitem__", (key,))
+            t._multi_view = ("Unbind", i)
+            out.append(t)
+        return tuple(out)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        shape, dtype, device, dim = ctx.meta
+        if any(g is not None and g._rg for g in grads):  # create_graph: differentiable ops
+            zero = None
+            parts = []
+            for g in grads:
+                if g is None:
+                    if zero is None:
+                        zero = wrap(carray.zeros(shape[:dim] + shape[dim + 1:], dtype=dtype,
+                                                 device=device))
+                    g = zero
+                parts.append(g)
+            return Stack.apply(dim, *parts), None
+        out = carray.empty(shape, dtype=dtype, device=device)
+        lead = (slice(None),) * dim
+        for i, g in enumerate(grads):
+            out[lead + (i,)] = 0.0 if g is None else g.array
+        return wrap(out), None

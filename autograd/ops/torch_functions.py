@@ -62,6 +62,7 @@ from autograd.ops.indexing import (
     take_along_dim_out,
 )
 from autograd.ops.linalg import MatMul
+from autograd.ops.norms import LinalgVectorNorm  # h12
 from autograd.ops.random_ops import bernoulli_out, multinomial_out, normal_out
 from autograd.ops.reduce import (
     AmaxDims,
@@ -89,6 +90,7 @@ from autograd.ops.shape import (
     Squeeze,
     Stack,
     Transpose,
+    Unbind,  # h12
     Unsqueeze,
 )
 from autograd.ops.sort import Sort, SortResult, TopkResult, sorted_along
@@ -595,15 +597,19 @@ def log_softmax(input, dim, dtype=None):
     return LogSoftmax.apply(input, dim)
 
 
-def norm(input, p=2, dim=None, keepdim=False):
-    """The p-norm (p = 2, 1 or inf) over dim."""
-    if p == 2 or p == "fro":
-        return sqrt(sum(input * input, dim, keepdim))
-    if p == 1:
-        return sum(abs(input), dim, keepdim)
-    if p == float("inf"):
-        return amax(abs(input), dim if dim is not None else (), keepdim)
-    return pow(sum(pow(abs(input), p), dim, keepdim), 1.0 / p)
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """The p-norm of input over dim (all dims when None) as a vector norm: p a number, inf, -inf,
+    or 'fro' (the 2-norm). NotImplementedError for 'nuc'; RuntimeError for an integer input."""
+    if p == "fro" or p is None:
+        p = 2
+    if p == "nuc":
+        raise NotImplementedError("norm: p='nuc' (the nuclear norm) is not supported")
+    if isinstance(p, str):
+        raise RuntimeError(f"norm: invalid p {p!r}")
+    if dtype is not None:
+        input = input.to(dtype)
+    result = LinalgVectorNorm.apply(input, float(p), dim, keepdim)
+    return result if out is None else out.copy_(result)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -724,9 +730,8 @@ def chunk(input, chunks, dim=0):
 
 
 def unbind(input, dim=0):
-    d = norm_dim(dim, input.array.ndim)
-    return tuple(_multi_output_view(input[(slice(None),) * d + (i,)], "Unbind", i)
-                 for i in range(input.array.shape[d]))
+    """The slices along dim, as views (one node: backward stacks their gradients)."""
+    return Unbind.apply(input, dim)
 
 
 def narrow(input, dim, start, length):

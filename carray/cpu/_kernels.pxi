@@ -12,12 +12,13 @@ from cpython.pycapsule cimport PyCapsule_New
 from libc.math cimport (NAN, INFINITY, acos, acosh, asin, asinh, atan, atan2, atanh, ceil,
                         ceilf, copysign, cos, cosf, cosh, erf, exp, expf, expm1, expm1f, fabs,
                         fabsf, floor, floorf, fmod, fmodf, hypot, isfinite, isnan, log, log1p,
-                        log1pf, logf, pow, powf, sin, sinf, sinh, sqrt, sqrtf, tanh, tanhf)
+                        log1pf, logf, pow, powf, sin, sinf, sinh, sqrt, sqrtf, tanh)
 from libc.stdint cimport int32_t, int64_t, uint64_t, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 
 cdef extern from "_math.h" nogil:
     float carray_expf(float x)
     float carray_sigmoidf(float x)
+    float carray_tanhf(float x)
     double carray_erfinv(double x)
     double carray_logaddexp(double a, double b)
 
@@ -325,7 +326,7 @@ cdef inline T unary_apply(T x, unary_t* op) noexcept nogil:
         elif unary_t is Cos:
             return cosf(x)
         elif unary_t is Tanh:
-            return tanhf(x)
+            return carray_tanhf(x)
         elif unary_t is Sigmoid:
             return carray_sigmoidf(x)
     elif T is double:

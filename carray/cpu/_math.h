@@ -62,6 +62,23 @@ static inline float carray_sigmoidf(float x) {
   return carray_select(x >= 0, s, e * s);
 }
 
+static inline float carray_tanhf(float x) {
+  /* tanh without a branch, about 1 ulp: for |x| < 0.625 Cephes' odd minimax polynomial
+   * x + x^3 P(x^2); above, 1 - 2 / (e^(2|x|) + 1) with the sign restored (no cancellation
+   * there since tanh(0.625) > 1/2; e^(2|x|) = inf for large |x| gives exactly 1). */
+  float a = carray_select(x < 0, -x, x);
+  float z = x * x;
+  float p = -5.70498872745e-3f;
+  p = p * z + 2.06390887954e-2f;
+  p = p * z - 5.37397155531e-2f;
+  p = p * z + 1.33314422036e-1f;
+  p = p * z - 3.33332819422e-1f;
+  float small = carray_select(x == 0, x, p * z * x + x);   /* keeps -0 */
+  float big = 1.0f - 2.0f / (carray_expf(a + a) + 1.0f);
+  big = carray_select(x < 0, -big, big);
+  return carray_select(a < 0.625f, small, big);
+}
+
 #include <math.h>
 
 static inline double carray_erfinv(double x) {

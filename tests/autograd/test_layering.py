@@ -35,8 +35,8 @@ LAYERS = [
     ["autograd.ops", *_package_modules("ops")],   # every module of autograd/ops
     ["autograd.gradcheck", "autograd.serialization", "autograd.nn", "autograd.optim",
      "autograd.utils", "autograd.datasets", "autograd.gpu", "autograd.accelerator",
-     "autograd.backends",
-     "autograd.onnx"],  # h14
+     "autograd.backends", "autograd.linalg", "autograd.special", "autograd.onnx",
+     "autograd.distributed"],
     ["autograd"],
 ]
 

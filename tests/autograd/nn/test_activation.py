@@ -7,7 +7,7 @@ import pytest
 import autograd
 from autograd import nn
 from autograd.nn import functional as F
-from autograd.ops.nn import Erf
+from autograd.ops.elementwise import Erf
 
 from _torch_modules import compare_fn, compare_module
 

@@ -83,12 +83,12 @@ def test_gru_gates(device):
 
 def test_unbind(device):
     (x,), (t,) = _inputs(device, (4, 2, 3))
-    parts = Unbind.apply(t)
+    parts = Unbind.apply(t, 0)
     assert len(parts) == 4 and all(p.shape == (2, 3) for p in parts)
     np.testing.assert_array_equal(parts[2].cpu().detach().numpy(), x[2])
     # slices without a gradient get zeros
     (parts[1] * 2 + parts[3]).sum().backward()
     np.testing.assert_array_equal(t.grad.cpu().numpy(), [[[0] * 3] * 2, [[2] * 3] * 2,
                                                          [[0] * 3] * 2, [[1] * 3] * 2])
-    assert autograd.gradcheck(lambda a: Unbind.apply(a)[1:3], (t.detach().requires_grad_(),))
-    assert _gradgradcheck(lambda a: Unbind.apply(a * a)[0], (t.detach().requires_grad_(),))
+    assert autograd.gradcheck(lambda a: Unbind.apply(a, 0)[1:3], (t.detach().requires_grad_(),))
+    assert _gradgradcheck(lambda a: Unbind.apply(a * a, 0)[0], (t.detach().requires_grad_(),))

@@ -1,0 +1,6 @@
+"""torch.nn.modules.linear: the same classes, from autograd/nn (imports, not copies)."""
+
+from autograd.nn.linear import (  # noqa: F401
+    Identity,
+    Linear,
+)

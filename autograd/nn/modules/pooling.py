@@ -1,0 +1,14 @@
+"""torch.nn.modules.pooling: the same classes, from autograd/nn (imports, not copies)."""
+
+from autograd.nn.conv import (  # noqa: F401
+    AvgPool2d,
+    MaxPool2d,
+)
+from autograd.nn.pooling import (  # noqa: F401
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    MaxPool1d,
+)
