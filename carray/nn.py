@@ -5,6 +5,8 @@
     avg_pool2d, avg_pool2d_grad
     softmax_cross_entropy, softmax_cross_entropy_grad
     sgd_step
+    softmax, softmax_grad, log_softmax, log_softmax_grad        (any axis)
+    layer_norm, layer_norm_grad, rms_norm, rms_norm_grad        (over trailing dims)
 
 Inputs are carray Arrays of float32 or float64 with any strides (views are made contiguous
 first); all arrays of one call share one dtype. Inputs are (N, C, H, W), or (C, H, W) for one
@@ -25,7 +27,7 @@ its gradient, where composing it from elementwise ops and reductions takes about
 
 import operator
 
-from carray.core._array import Array, DeviceMismatchError, ascontiguousarray
+from carray.core._array import Array, AxisError, DeviceMismatchError, ascontiguousarray
 from carray.cpu import _nn
 from carray.ops._join import pad as _pad
 
@@ -41,6 +43,15 @@ __all__ = [
     "sgd_step",
     "softmax_cross_entropy",
     "softmax_cross_entropy_grad",
+    # fused row kernels (h13)
+    "layer_norm",
+    "layer_norm_grad",
+    "log_softmax",
+    "log_softmax_grad",
+    "rms_norm",
+    "rms_norm_grad",
+    "softmax",
+    "softmax_grad",
 ]
 
 _FLOATS = ("float32", "float64")
@@ -599,3 +610,187 @@ def sgd_step(params, grads, lr):
         checked.append(g)
     if params:
         _kernels(op, *params, *checked).sgd_step(params, checked, float(lr))
+
+
+# ---------------------------------------------------------------------------------------------
+# fused row kernels (h13): softmax, log_softmax, layer norm, RMS norm and their gradients
+# ---------------------------------------------------------------------------------------------
+
+def _axis_split(shape, axis, op):
+    """(outer, n, inner) of shape around axis (AxisError, as NumPy, when out of range)."""
+    nd = len(shape)
+    axis = _int(axis, "axis", op)
+    if not -max(nd, 1) <= axis < max(nd, 1):
+        raise AxisError(f"axis {axis} is out of bounds for array of dimension {nd}")
+    if nd == 0:
+        return 1, 1, 1
+    axis %= nd
+    outer = inner = 1
+    for s in shape[:axis]:
+        outer *= s
+    for s in shape[axis + 1:]:
+        inner *= s
+    return outer, shape[axis], inner
+
+
+def softmax(x, axis=-1, *, masked=False):
+    """exp(x - max) / sum(exp(x - max)) along axis, in one pass per row (float32/float64, any
+    strides; a 0-d x counts as one element). masked=True makes a row that is all -inf give 0
+    (attention's convention) instead of NaN. Raises AxisError for an axis out of range,
+    RuntimeError for a non-float dtype, TypeError for a non-Array."""
+    op = "softmax"
+    a = _array(x, "x", op)
+    outer, n, inner = _axis_split(a.shape, axis, op)
+    return _kernels(op, a).softmax_rows(a, outer, n, inner, bool(masked))
+
+
+def log_softmax(x, axis=-1):
+    """x - max - log(sum(exp(x - max))) along axis, in one pass per row (see softmax)."""
+    op = "log_softmax"
+    a = _array(x, "x", op)
+    outer, n, inner = _axis_split(a.shape, axis, op)
+    return _kernels(op, a).log_softmax_rows(a, outer, n, inner)
+
+
+def _same(a, b, op):
+    if a.shape != b.shape:
+        raise RuntimeError(f"{op}(): grad of size {_size(b.shape)} does not match the output of "
+                           f"size {_size(a.shape)}")
+
+
+def softmax_grad(y, g, axis=-1):
+    """The gradient of softmax given its output y and the output gradient g:
+    y * (g - sum(g * y, axis)). Raises as softmax, RuntimeError when the shapes differ."""
+    op = "softmax_grad"
+    y_ = _array(y, "y", op)
+    g_ = _array(g, "g", op, y_.dtype.name)
+    _same(y_, g_, op)
+    outer, n, inner = _axis_split(y_.shape, axis, op)
+    return _kernels(op, y_, g_).softmax_grad_rows(y_, g_, outer, n, inner)
+
+
+def log_softmax_grad(y, g, axis=-1):
+    """The gradient of log_softmax given its output y and the output gradient g:
+    g - exp(y) * sum(g, axis). Raises as softmax_grad."""
+    op = "log_softmax_grad"
+    y_ = _array(y, "y", op)
+    g_ = _array(g, "g", op, y_.dtype.name)
+    _same(y_, g_, op)
+    outer, n, inner = _axis_split(y_.shape, axis, op)
+    return _kernels(op, y_, g_).log_softmax_grad_rows(y_, g_, outer, n, inner)
+
+
+def _norm_split(x, normalized_ndim, op):
+    """(rows, n, kept stats shape, normalised shape) for normalising x over its last
+    normalized_ndim dims."""
+    k = _int(normalized_ndim, "normalized_ndim", op)
+    if not 0 <= k <= x.ndim:
+        raise RuntimeError(f"{op}(): normalized_ndim must be in [0, {x.ndim}] for an input of "
+                           f"size {_size(x.shape)}, got {k}")
+    lead, norm = x.shape[:x.ndim - k], x.shape[x.ndim - k:]
+    rows = n = 1
+    for s in lead:
+        rows *= s
+    for s in norm:
+        n *= s
+    return rows, n, lead + (1,) * k, norm
+
+
+def _affine(p, name, x, nshape, op):
+    """weight or bias: None, or an Array of x's dtype and the normalised shape, as (n,)."""
+    if p is None:
+        return None
+    p = _array(p, name, op, x.dtype.name)
+    if p.shape != nshape:
+        raise RuntimeError(f"{op}(): {name} of size {_size(p.shape)} does not match the "
+                           f"normalized shape {_size(nshape)}")
+    return p.reshape((p.size,))
+
+
+def _stats_k(stat, x, weight, op):
+    """The number of normalised dims for a gradient call: weight's ndim when given, else the
+    fewest trailing dims of x whose leading dims hold as many rows as the statistics."""
+    if not isinstance(stat, Array):
+        raise TypeError(f"{op}(): argument 'rstd' must be a carray.Array, "
+                        f"not {type(stat).__name__}")
+    if isinstance(weight, Array):
+        return weight.ndim
+    for k in range(x.ndim + 1):
+        rows = 1
+        for s in x.shape[:x.ndim - k]:
+            rows *= s
+        if rows == stat.size:
+            return k
+    raise RuntimeError(f"{op}(): statistics of size {_size(stat.shape)} fit no split of an "
+                       f"input of size {_size(x.shape)} into rows")
+
+
+def _stat(s, name, rows, x, op):
+    s = _array(s, name, op, x.dtype.name)
+    if s.size != rows:
+        raise RuntimeError(f"{op}(): {name} of size {_size(s.shape)} does not fit {rows} rows")
+    return s.reshape((rows,))
+
+
+def layer_norm(x, normalized_ndim, weight=None, bias=None, eps=1e-5):
+    """Layer norm over the last normalized_ndim dims of x: (y, mean, rstd) with
+    y = (x - mean) * rstd * weight + bias, rstd = 1 / sqrt(var + eps) (biased var); mean and
+    rstd keep the normalised dims as 1 (as torch.native_layer_norm). weight and bias are None or
+    of the normalised shape. One pass per row. Raises RuntimeError for shapes or dtypes that do
+    not fit, TypeError for non-Arrays, DeviceMismatchError for arrays on different devices."""
+    op = "layer_norm"
+    a = _array(x, "x", op)
+    rows, n, kept, nshape = _norm_split(a, normalized_ndim, op)
+    w, b = _affine(weight, "weight", a, nshape, op), _affine(bias, "bias", a, nshape, op)
+    y, mean, rstd = _kernels(op, a, w, b).layer_norm_rows(a, rows, n, w, b, float(eps))
+    return y, mean.reshape(kept), rstd.reshape(kept)
+
+
+def layer_norm_grad(g, x, mean, rstd, weight=None, output_mask=(True, True, True)):
+    """The gradients (dx, dweight, dbias) of layer_norm, given the output gradient g, the input
+    x and layer_norm's mean and rstd (the normalised dims: weight's, else the fewest trailing
+    dims that leave as many rows as mean has elements):
+    dx = rstd (gh - mean(gh) - xhat mean(gh xhat)), gh = g weight, xhat = (x - mean) rstd;
+    dweight = sum(g xhat), dbias = sum(g) over the leading dims (of the normalised shape).
+    output_mask says which to compute (None for the others). Raises as layer_norm."""
+    op = "layer_norm_grad"
+    a = _array(x, "x", op)
+    g_ = _array(g, "g", op, a.dtype.name)
+    _same(a, g_, op)
+    rows, n, _, nshape = _norm_split(a, _stats_k(rstd, a, weight, op), op)
+    m, r = _stat(mean, "mean", rows, a, op), _stat(rstd, "rstd", rows, a, op)
+    w = _affine(weight, "weight", a, nshape, op)
+    need = tuple(bool(v) for v in output_mask)
+    gx, gw, gb = _kernels(op, a, g_, m, r, w).layer_norm_grad_rows(g_, a, m, r, w, rows, n,
+                                                                    *need)
+    return (None if gx is None else gx.reshape(a.shape),
+            None if gw is None else gw.reshape(nshape),
+            None if gb is None else gb.reshape(nshape))
+
+
+def rms_norm(x, normalized_ndim, weight=None, eps=1e-6):
+    """RMS norm over the last normalized_ndim dims of x: (y, rstd) with y = x * rstd * weight,
+    rstd = 1 / sqrt(mean(x^2) + eps) (the normalised dims kept as 1). Raises as layer_norm."""
+    op = "rms_norm"
+    a = _array(x, "x", op)
+    rows, n, kept, nshape = _norm_split(a, normalized_ndim, op)
+    w = _affine(weight, "weight", a, nshape, op)
+    y, rstd = _kernels(op, a, w).rms_norm_rows(a, rows, n, w, float(eps))
+    return y, rstd.reshape(kept)
+
+
+def rms_norm_grad(g, x, rstd, weight=None, output_mask=(True, True)):
+    """The gradients (dx, dweight) of rms_norm, given the output gradient g, the input x and
+    rms_norm's rstd: dx = rstd (gh - xhat mean(gh xhat)), gh = g weight, xhat = x rstd;
+    dweight = sum(g xhat) over the leading dims. Raises as layer_norm_grad."""
+    op = "rms_norm_grad"
+    a = _array(x, "x", op)
+    g_ = _array(g, "g", op, a.dtype.name)
+    _same(a, g_, op)
+    rows, n, _, nshape = _norm_split(a, _stats_k(rstd, a, weight, op), op)
+    r = _stat(rstd, "rstd", rows, a, op)
+    w = _affine(weight, "weight", a, nshape, op)
+    need = tuple(bool(v) for v in output_mask)
+    gx, gw = _kernels(op, a, g_, r, w).rms_norm_grad_rows(g_, a, r, w, rows, n, *need)
+    return (None if gx is None else gx.reshape(a.shape),
+            None if gw is None else gw.reshape(nshape))

@@ -16,6 +16,7 @@ import carray
 from autograd import factories
 from autograd.grad_mode import _state
 from autograd.ops._util import Builtin, meta, reduce_grad, wrap
+from carray import nn as _cnn
 
 __all__ = ["MaskedSoftmax", "ScaledDotProductAttention", "causal_mask_array"]
 
@@ -31,7 +32,11 @@ def causal_mask_array(n_query, n_key, device):
 
 
 def _masked_softmax(s):
-    """softmax of the array s over its last dim, in place; rows that are all -inf become 0."""
+    """softmax of the array s over its last dim, in place (float arrays on the device: a new
+    array, in one pass per row); rows that are all -inf become 0."""
+    if s.dtype.name in ("float32", "float64") and s.device == "gpu":
+        # one pass per row; the CPU keeps the composed SIMD ops (faster there for now)
+        return _cnn.softmax(s, -1, masked=True)
     mx = carray.max(s, axis=-1, keepdims=True)
     mx = carray.where(carray.equal(mx, _NEG_INF), 0.0, mx)
     carray.subtract(s, mx, out=s)
@@ -134,7 +139,10 @@ class ScaledDotProductAttention(Builtin):
             dp = g.matmul(v.transpose(-2, -1))
             if keep is not None:
                 dp = dp * keep
-            ds = p * (dp - (dp * p).sum(dim=-1, keepdim=True))
+            if not _state.enabled and p.dtype == dp.dtype:     # fused: one pass per row
+                ds = wrap(_cnn.softmax_grad(p.array, dp.array, -1))
+            else:
+                ds = p * (dp - (dp * p).sum(dim=-1, keepdim=True))
             if need[3]:
                 gm = reduce_grad(ds, ctx.metas[3])
             if need[0] or need[1]:

@@ -10,12 +10,20 @@ gradients work (as PyTorch's do). Names are PyTorch's node names.
 import carray
 from autograd.grad_mode import _state
 from autograd.ops._util import Builtin, wrap
+from carray import nn as _cnn
 
 __all__ = ["NativeLayerNorm", "RmsNorm"]
 
 
 def _lead_axes(nd, k):
     return tuple(range(nd - k))
+
+
+def _fused(*arrays):
+    """Whether carray.nn's fused row kernels take these arrays (None skipped): float32 or
+    float64, all of one dtype (others go the composed way, which promotes)."""
+    dts = {a.dtype.name for a in arrays if a is not None}
+    return len(dts) == 1 and dts <= {"float32", "float64"}
 
 
 class NativeLayerNorm(Builtin):
@@ -28,6 +36,13 @@ class NativeLayerNorm(Builtin):
     def forward(ctx, x, k, w, b, eps):
         d = x.array
         axes = tuple(range(d.ndim - k, d.ndim))
+        wd, bd = (w.array if w is not None else None), (b.array if b is not None else None)
+        if _fused(d, wd, bd):       # one pass per row (carray.nn.layer_norm)
+            y, mean, rstd = _cnn.layer_norm(d, k, wd, bd, eps)
+            if True in ctx.needs_input_grad:
+                ctx.save_for_backward(x, w)
+                ctx.xhat, ctx.mean, ctx.rstd, ctx.axes, ctx.eps = None, mean, rstd, axes, eps
+            return wrap(y)
         mean = carray.mean(d, axis=axes, keepdims=True)
         xc = carray.subtract(d, mean)
         var = carray.mean(carray.multiply(xc, xc), axis=axes, keepdims=True)
@@ -40,7 +55,7 @@ class NativeLayerNorm(Builtin):
             y = carray.add(y, b.array, out=None if y is xhat else y)
         if True in ctx.needs_input_grad:
             ctx.save_for_backward(x, w)
-            ctx.xhat, ctx.rstd, ctx.axes, ctx.eps = xhat, rstd, axes, eps
+            ctx.xhat, ctx.mean, ctx.rstd, ctx.axes, ctx.eps = xhat, None, rstd, axes, eps
         return wrap(xhat.copy() if y is xhat else y)
 
     @staticmethod
@@ -64,6 +79,12 @@ class NativeLayerNorm(Builtin):
             if need[3]:
                 gb = g.sum(lead) if lead else g
             return gx, None, gw, gb, None
+        if ctx.xhat is None:        # the fused forward ran: its fused gradient
+            gx, gw, gb = _cnn.layer_norm_grad(
+                g.array, x.array, ctx.mean, ctx.rstd, None if w is None else w.array,
+                (need[0], need[2], need[3]))
+            return (None if gx is None else wrap(gx), None, None if gw is None else wrap(gw),
+                    None if gb is None else wrap(gb), None)
         gd, xhat = g.array, ctx.xhat
         gx = gw = gb = None
         if need[0]:
@@ -90,6 +111,13 @@ class RmsNorm(Builtin):
     def forward(ctx, x, k, w, eps):
         d = x.array
         axes = tuple(range(d.ndim - k, d.ndim))
+        wd = w.array if w is not None else None
+        if _fused(d, wd):           # one pass per row (carray.nn.rms_norm)
+            y, rstd = _cnn.rms_norm(d, k, wd, eps)
+            if True in ctx.needs_input_grad:
+                ctx.save_for_backward(x, w)
+                ctx.xhat, ctx.rstd, ctx.axes, ctx.eps = None, rstd, axes, eps
+            return wrap(y)
         ms = carray.mean(carray.multiply(d, d), axis=axes, keepdims=True)
         rstd = carray.reciprocal(carray.sqrt(carray.add(ms, eps)))
         xhat = carray.multiply(d, rstd)
@@ -115,6 +143,11 @@ class RmsNorm(Builtin):
             if need[2]:
                 gw = (g * xhat).sum(lead) if lead else g * xhat
             return gx, None, gw, None
+        if ctx.xhat is None:        # the fused forward ran: its fused gradient
+            gx, gw = _cnn.rms_norm_grad(g.array, x.array, ctx.rstd,
+                                        None if w is None else w.array, (need[0], need[2]))
+            return (None if gx is None else wrap(gx), None, None if gw is None else wrap(gw),
+                    None)
         gd, xhat = g.array, ctx.xhat
         gx = gw = None
         if need[0]:

@@ -8,6 +8,7 @@ from autograd._defaults import scalar_type_name
 from autograd.grad_mode import _state
 from autograd.ops._util import Builtin, norm_dim, norm_dims, wrap
 from autograd.ops.elementwise import Where
+from carray import nn as _cnn
 
 __all__ = ["AmaxDims", "LogSoftmax", "LogSumExp", "MaxAll", "MaxDim", "MaxValues", "Mean",
            "MinValues", "Prod", "Softmax", "StdSqrt", "Sum", "Var"]
@@ -249,12 +250,25 @@ class LogSumExp(Builtin):
         return _expand_back(g, x.shape, dims, keep) * soft, None, None
 
 
+def _fused(*arrays):
+    """Whether carray.nn's fused softmax kernels take these arrays: float32 or float64, all of
+    one dtype."""
+    dts = {a.dtype.name for a in arrays}
+    return len(dts) == 1 and dts <= {"float32", "float64"}
+
+
 class Softmax(Builtin):
     """exp(x - max) / sum(exp(x - max)) along dim;  dx = y * (g - sum(g * y, dim))."""
 
     @staticmethod
     def forward(ctx, x, dim):
         d = norm_dim(dim, x.array.ndim)
+        if _fused(x.array) and x.array.device == "gpu":    # one pass per row (carray.nn.softmax;
+            # on the CPU still slower than the composed SIMD ops, see h13's report)
+            out = wrap(_cnn.softmax(x.array, d))
+            ctx.save_for_backward(out)
+            ctx.d = d
+            return out
         a = x.array if x.array.ndim else x.array.reshape((1,))  # (a 0-d x: as one element)
         m = carray.max(a, axis=d, keepdims=True) if a.size else a
         e = carray.exp(carray.subtract(a, m))
@@ -266,6 +280,8 @@ class Softmax(Builtin):
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
+        if not _state.enabled and _fused(y.array, g.array):
+            return wrap(_cnn.softmax_grad(y.array, g.array, ctx.d)), None
         return y * (g - (g * y).sum(dim=ctx.d, keepdim=True)), None
 
 
@@ -275,6 +291,11 @@ class LogSoftmax(Builtin):
     @staticmethod
     def forward(ctx, x, dim):
         d = norm_dim(dim, x.array.ndim)
+        if _fused(x.array) and x.array.device == "gpu":    # one pass per row (as Softmax)
+            out = wrap(_cnn.log_softmax(x.array, d))
+            ctx.save_for_backward(out)
+            ctx.d = d
+            return out
         a = x.array if x.array.ndim else x.array.reshape((1,))  # (a 0-d x: as one element)
         m = carray.max(a, axis=d, keepdims=True) if a.size else a
         shifted = carray.subtract(a, m)
@@ -287,4 +308,6 @@ class LogSoftmax(Builtin):
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
+        if not _state.enabled and _fused(y.array, g.array):
+            return wrap(_cnn.log_softmax_grad(y.array, g.array, ctx.d)), None
         return g - y.exp() * g.sum(dim=ctx.d, keepdim=True), None

@@ -1188,3 +1188,12 @@ def sgd_step(list params, list grads, double lr):
         else:
             with nogil:
                 _sgd_rows(<double*>p.data, <const double*>g.data, n, lr)
+
+
+# ---------------------------------------------------------------------------------------------
+# fused softmax / log_softmax / layer norm / RMS norm rows (h13): kernels in _nn_norm.pyx
+# ---------------------------------------------------------------------------------------------
+
+from carray.cpu._nn_norm import (  # noqa: E402
+    layer_norm_grad_rows, layer_norm_rows, log_softmax_grad_rows, log_softmax_rows,
+    rms_norm_grad_rows, rms_norm_rows, softmax_grad_rows, softmax_rows)

@@ -330,3 +330,16 @@ def _sgd_launch(t, chunk, lr):
             args += [pbuf, _q(poff), gbuf, _q(goff), _q(p.size)]
         args.append(struct.pack("d" if t == FLOAT64 else "f", lr))
         launch(_sgd_kernel(t, len(chunk)), sum(p.size for p, _ in chunk), args)
+
+
+# fused softmax / log_softmax / layer norm / RMS norm rows (h13): kernels in _nn_norm.py
+from carray.opencl._nn_norm import (  # noqa: E402, F401
+    layer_norm_grad_rows,
+    layer_norm_rows,
+    log_softmax_grad_rows,
+    log_softmax_rows,
+    rms_norm_grad_rows,
+    rms_norm_rows,
+    softmax_grad_rows,
+    softmax_rows,
+)

@@ -118,7 +118,15 @@ class NNOp(IntEnum):  # the network kernels of carray.nn
     NN_SOFTMAX_CROSS_ENTROPY = 8
     NN_SOFTMAX_CROSS_ENTROPY_GRAD = 9
     NN_SGD_STEP = 10
-    NNN = 11
+    NN_SOFTMAX = 11
+    NN_SOFTMAX_GRAD = 12
+    NN_LOG_SOFTMAX = 13
+    NN_LOG_SOFTMAX_GRAD = 14
+    NN_LAYER_NORM = 15
+    NN_LAYER_NORM_GRAD = 16
+    NN_RMS_NORM = 17
+    NN_RMS_NORM_GRAD = 18
+    NNN = 19
 
 class DTypeRule(IntEnum):  # how an op picks its compute dtype
     SAME = 0

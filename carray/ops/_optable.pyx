@@ -190,6 +190,16 @@ OPS = (
     Op("softmax_cross_entropy_grad", Kind.NN, NNOp.NN_SOFTMAX_CROSS_ENTROPY_GRAD,
        dtypes=("float32", "float64")),
     Op("sgd_step", Kind.NN, NNOp.NN_SGD_STEP, dtypes=("float32", "float64")),
+    # fused row kernels (h13)
+    Op("softmax", Kind.NN, NNOp.NN_SOFTMAX, dtypes=("float32", "float64"), grad="softmax"),
+    Op("softmax_grad", Kind.NN, NNOp.NN_SOFTMAX_GRAD, dtypes=("float32", "float64")),
+    Op("log_softmax", Kind.NN, NNOp.NN_LOG_SOFTMAX, dtypes=("float32", "float64"),
+       grad="log_softmax"),
+    Op("log_softmax_grad", Kind.NN, NNOp.NN_LOG_SOFTMAX_GRAD, dtypes=("float32", "float64")),
+    Op("layer_norm", Kind.NN, NNOp.NN_LAYER_NORM, dtypes=("float32", "float64")),
+    Op("layer_norm_grad", Kind.NN, NNOp.NN_LAYER_NORM_GRAD, dtypes=("float32", "float64")),
+    Op("rms_norm", Kind.NN, NNOp.NN_RMS_NORM, dtypes=("float32", "float64")),
+    Op("rms_norm_grad", Kind.NN, NNOp.NN_RMS_NORM_GRAD, dtypes=("float32", "float64")),
 )
 
 # the backends' names of the nn kernels (carray.cpu._nn and carray.opencl._nn have each)
@@ -205,6 +215,15 @@ NN_BACKEND_NAMES = {
     NNOp.NN_SOFTMAX_CROSS_ENTROPY: "softmax_nll",
     NNOp.NN_SOFTMAX_CROSS_ENTROPY_GRAD: "softmax_nll_grad",
     NNOp.NN_SGD_STEP: "sgd_step",
+    # fused row kernels (h13)
+    NNOp.NN_SOFTMAX: "softmax_rows",
+    NNOp.NN_SOFTMAX_GRAD: "softmax_grad_rows",
+    NNOp.NN_LOG_SOFTMAX: "log_softmax_rows",
+    NNOp.NN_LOG_SOFTMAX_GRAD: "log_softmax_grad_rows",
+    NNOp.NN_LAYER_NORM: "layer_norm_rows",
+    NNOp.NN_LAYER_NORM_GRAD: "layer_norm_grad_rows",
+    NNOp.NN_RMS_NORM: "rms_norm_rows",
+    NNOp.NN_RMS_NORM_GRAD: "rms_norm_grad_rows",
 }
 
 _BY_KEY = {(op.kind, op.code): op for op in OPS}
