@@ -250,3 +250,7 @@ from autograd.grad_mode import inference_mode, is_inference_mode_enabled  # noqa
 
 cuda = gpu          # the same module, so `import autograd.cuda` works too
 _sys.modules[__name__ + ".cuda"] = gpu
+
+# -- data-parallel training over MPI (h15): torch.distributed (imports mpi4py only when a
+# process group starts) ------------------------------------------------------------------------
+from autograd import distributed  # noqa: E402,F401

@@ -35,13 +35,15 @@ LAYERS = [
     ["autograd.ops", *_package_modules("ops")],   # every module of autograd/ops
     ["autograd.gradcheck", "autograd.serialization", "autograd.nn", "autograd.optim",
      "autograd.utils", "autograd.datasets", "autograd.gpu", "autograd.accelerator",
-     "autograd.backends"],
+     "autograd.backends",
+     "autograd.distributed"],  # (h15: data-parallel over MPI)
     ["autograd"],
 ]
 
 # the modules of each package (nn.functional, optim.sgd, ...) belong to the package's layer
 _SUBPACKAGES = ("autograd.nn", "autograd.optim", "autograd.utils", "autograd.datasets",
-                "autograd.backends")
+                "autograd.backends",
+                "autograd.distributed")  # (h15)
 
 
 # modules known under a second name (autograd/__init__.py puts autograd.gpu in sys.modules as
