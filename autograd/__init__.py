@@ -254,10 +254,17 @@ _sys.modules[__name__ + ".cuda"] = gpu
 # -- h14: autograd.onnx.export (the onnx package itself is imported only when export runs) ----
 # isort: split
 from autograd import onnx  # noqa: E402
+
 # -- torch.* names for functions that live in nn.functional or are compositions (h12), and the
 # torch.linalg / torch.special modules ---------------------------------------------------------
 # isort: split
-from autograd import linalg, special  # noqa: E402,F401
+# -- data-parallel training over MPI (h15): torch.distributed (imports mpi4py only when a
+# process group starts) ------------------------------------------------------------------------
+from autograd import (  # noqa: E402,F401
+    distributed,  # noqa: E402,F401
+    linalg,
+    special,
+)
 from autograd.nn._torch_forms import (  # noqa: E402,F401
     batch_norm,
     conv1d,

@@ -9,6 +9,8 @@
 4. Running a node calls its backward on the buffer and delivers the results along its edges. An
    AccumulateGrad node adds the gradient into its leaf's .grad. Saved tensors are freed after a
    node runs unless retain_graph.
+5. Callbacks queued during the pass with queue_callback run once all nodes have run (what
+   DistributedDataParallel uses to wait for its gradient all-reduces).
 """
 
 import heapq
@@ -19,7 +21,19 @@ from autograd.function import AccumulateGrad, _edge
 from autograd.grad_mode import _state
 from autograd.tensor import Tensor
 
-__all__ = ["backward", "grad"]
+__all__ = ["backward", "grad", "queue_callback"]
+
+# one list of end-of-backward callbacks per backward pass in progress (innermost last)
+_callbacks = []
+
+
+def queue_callback(callback):
+    """Run callback() once the backward pass that is running now has finished all its nodes
+    (torch's Variable._execution_engine.queue_callback). Callbacks run in the order queued and
+    may queue more. Raises RuntimeError outside a backward pass."""
+    if not _callbacks:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    _callbacks[-1].append(callback)
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
@@ -96,6 +110,8 @@ def _run(roots, retain_graph, create_graph, capture=None, accumulate_only=None):
     targets, captured = capture if capture is not None else (None, None)
     prev = _state.enabled
     _state.enabled = create_graph
+    callbacks = []
+    _callbacks.append(callbacks)
     try:
         while ready:
             node = heapq.heappop(ready)[2]
@@ -119,6 +135,9 @@ def _run(roots, retain_graph, create_graph, capture=None, accumulate_only=None):
                 if grads[0] is not None and targets is None and (
                         accumulate_only is None or id(node) in accumulate_only):
                     _accumulate(node.variable, grads[0], create_graph)
+                    if node.variable._post_acc_hooks:
+                        for hook in list(node.variable._post_acc_hooks):
+                            hook(node.variable)  # (register_post_accumulate_grad_hook)
                 continue
             for g in grads:
                 if g is not None:
@@ -138,8 +157,12 @@ def _run(roots, retain_graph, create_graph, capture=None, accumulate_only=None):
                     heapq.heappush(ready, (-nxt._seq, tick, nxt))
                     tick += 1
             out = g = None  # drop references, so that leaves can keep gradients they own
+        _state.enabled = prev
+        while callbacks:
+            callbacks.pop(0)()
     finally:
         _state.enabled = prev
+        _callbacks.pop()
 
 
 def _queued(ready, node):

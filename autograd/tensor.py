@@ -44,6 +44,7 @@ class Tensor:
                          # them: PyTorch refuses to record in-place ops on those
     _accum = None        # this leaf's AccumulateGrad node, made on first use
     _hooks = None        # hooks of a leaf (register_hook), run before accumulation
+    _post_acc_hooks = None  # hooks of a leaf run after its .grad was accumulated
     __array_priority__ = 1000
     __hash__ = object.__hash__
 
@@ -174,6 +175,20 @@ class Tensor:
             hooks = fn._pre_hooks.setdefault(self._output_nr, [])
         hooks.append(hook)
         return _RemovableHandle(hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """hook(tensor) runs after backward has accumulated this leaf's .grad (its return value
+        is ignored). Returns a handle with .remove(). RuntimeError for a tensor that does not
+        require grad or is not a leaf."""
+        if not self._rg:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        if self._post_acc_hooks is None:
+            self._post_acc_hooks = []
+        self._post_acc_hooks.append(hook)
+        return _RemovableHandle(self._post_acc_hooks, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf), times `gradient`, into every leaf's .grad. `gradient` is

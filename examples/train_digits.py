@@ -5,6 +5,7 @@
     python examples/train_digits.py --device gpu --plot curves.png
     python examples/train_digits.py --checkpoint ck.safetensors     # a checkpoint every epoch
     python examples/train_digits.py --resume ck.safetensors         # go on where it stopped
+    mpiexec -n 2 python examples/train_digits.py         # data-parallel over 2 MPI ranks
 
 Trains on the fixed train split, reports loss, accuracy and samples/s per epoch, prints
 `test accuracy: NN.N%` for the test split, saves the model with autograd.save (safetensors),
@@ -26,7 +27,8 @@ import time
 import autograd
 from autograd import nn
 from autograd.datasets import load_digits
-from autograd.utils.data import DataLoader, TensorDataset
+from autograd.nn.parallel import DistributedDataParallel
+from autograd.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 
 def make_model(kind):
@@ -86,19 +88,34 @@ def train(args):
     if args.model == "mlp":
         train_x, test_x = train_x.reshape(-1, 64), test_x.reshape(-1, 64)
 
-    model = make_model(args.model).to(device)
+    model = net = make_model(args.model).to(device)
     optimizer = autograd.optim.Adam(model.parameters(), lr=args.lr)
     loss_fn = nn.CrossEntropyLoss()
     shuffling = autograd.Generator().manual_seed(args.seed)
     loader = DataLoader(TensorDataset(train_x, train_y), batch_size=args.batch_size, shuffle=True,
                         generator=shuffling)
+    # -- data parallel under mpiexec: each rank takes batch_size / world of every global batch
+    # (the same global batch), gradients are averaged by DDP; only rank 0 prints and saves
+    sampler = None
+    rank = 0
+    if autograd.distributed.launched_by_mpiexec():
+        autograd.distributed.init_process_group("mpi")
+        rank, world = autograd.distributed.get_rank(), autograd.distributed.get_world_size()
+        model = DistributedDataParallel(net)
+        sampler = DistributedSampler(loader.dataset, seed=args.seed)
+        loader = DataLoader(loader.dataset, batch_size=max(1, args.batch_size // world),
+                            sampler=sampler)
+        if rank != 0:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115  (for the rest of the run)
 
     history = {"loss": [], "train_acc": [], "test_acc": []}
     first = 1
     if args.resume:
-        first = resume(args, model, optimizer, shuffling, history) + 1
+        first = resume(args, net, optimizer, shuffling, history) + 1
     start_all = time.perf_counter()
     for epoch in range(first, args.epochs + 1):
+        if sampler is not None:
+            sampler.set_epoch(epoch)
         bar = ProgressBar(len(loader), f"epoch {epoch:2d}/{args.epochs}")
         total_loss = correct = seen = 0
         start = time.perf_counter()
@@ -117,16 +134,17 @@ def train(args):
                        speed=f"{rate:,.0f} samples/s")
         history["loss"].append(total_loss / seen)
         history["train_acc"].append(correct / seen)
-        history["test_acc"].append(evaluate(model, test_x, test_y))
-        if args.checkpoint:
-            save_checkpoint(args, epoch, model, optimizer, shuffling, history)
+        history["test_acc"].append(evaluate(net, test_x, test_y))
+        if args.checkpoint and rank == 0:
+            save_checkpoint(args, epoch, net, optimizer, shuffling, history)
     elapsed = time.perf_counter() - start_all
 
-    accuracy = evaluate(model, test_x, test_y)
+    accuracy = evaluate(net, test_x, test_y)
     print(f"trained in {elapsed:.1f} s on {device}")
     print(f"test accuracy: {100 * accuracy:.1f}%")
-    check_save_load(model, args, test_x, test_y, accuracy)
-    if args.plot:
+    if rank == 0:
+        check_save_load(net, args, test_x, test_y, accuracy)
+    if args.plot and rank == 0:
         plot(history, args.plot)
     return accuracy
 

@@ -341,3 +341,6 @@ def _gather(tensors, indices):
     """[t[indices] for t in tensors], each a gather with one int64 index tensor."""
     index = tensor(indices, dtype=carray.int64)
     return [t[index if t.device == "cpu" else index.to(t.device)] for t in tensors]
+
+# data-parallel training (h15): torch.utils.data re-exports DistributedSampler
+from autograd.utils.distributed import DistributedSampler  # noqa: E402, F401

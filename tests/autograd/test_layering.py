@@ -42,7 +42,7 @@ LAYERS = [
 
 # the modules of each package (nn.functional, optim.sgd, ...) belong to the package's layer
 _SUBPACKAGES = ("autograd.nn", "autograd.optim", "autograd.utils", "autograd.datasets",
-                "autograd.backends", "autograd.onnx")  # h14: autograd.onnx
+                "autograd.backends", "autograd.onnx", "autograd.distributed")
 
 
 # modules known under a second name (autograd/__init__.py puts autograd.gpu in sys.modules as

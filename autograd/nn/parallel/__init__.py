@@ -1,6 +1,8 @@
-"""autograd.nn.parallel: DataParallel (torch.nn.parallel). DistributedDataParallel belongs to
-autograd's distributed package."""
+"""autograd.nn.parallel: DataParallel and DistributedDataParallel (torch.nn.parallel)."""
 
 from autograd.nn.parallel.data_parallel import DataParallel
 
-__all__ = ["DataParallel"]
+# data-parallel training over MPI (h15)
+from autograd.nn.parallel.distributed import DistributedDataParallel  # noqa: E402
+
+__all__ = ["DataParallel", "DistributedDataParallel"]

@@ -1,0 +1,174 @@
+"""The default process group over MPI: init_process_group and friends (torch.distributed).
+
+mpi4py is imported only when a process group starts (init_process_group), so `import autograd`
+never needs it. The group is MPI.COMM_WORLD: rank and world size come from mpiexec's launch.
+
+Faults: once a group exists, an uncaught exception on one rank calls MPI Abort (through
+sys.excepthook), so the other ranks stop instead of waiting forever in a collective; and every
+collective waits at most `timeout` (init_process_group's argument, 30 minutes by default, as
+torch's) before raising RuntimeError.
+"""
+
+import datetime
+import os
+import sys
+
+__all__ = ["Backend", "init_process_group", "is_initialized", "is_available", "is_mpi_available",
+           "get_rank", "get_world_size", "get_backend", "destroy_process_group",
+           "launched_by_mpiexec"]
+
+_NOT_INITIALIZED = ("Default process group has not been initialized, please make sure to call "
+                    "init_process_group.")
+_INSTALL = ("autograd.distributed needs mpi4py and an MPI library: pip install "
+            "'carray[distributed]' (mpi4py; on Linux x86-64 `pip install mpich` brings MPICH)")
+
+# environment variables that MPI launchers set in every rank (Open MPI, MPICH/Hydra, Intel MPI,
+# MVAPICH, Slurm's PMI)
+_LAUNCH_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS",
+                "MV2_COMM_WORLD_SIZE")
+
+
+class _NotInitializedError(ValueError, RuntimeError):
+    """Raised before init_process_group: a ValueError as torch 2's, and a RuntimeError as older
+    torch's (so either `except` catches it)."""
+
+
+class Backend(str):
+    """The name of a backend; only "mpi" exists here (torch.distributed.Backend)."""
+
+    MPI = "mpi"
+
+
+class _Group:
+    """The state of the default group: the communicator and its settings."""
+
+    def __init__(self, mpi, comm, timeout):
+        self.MPI = mpi
+        self.comm = comm
+        self.rank = comm.Get_rank()
+        self.size = comm.Get_size()
+        self.timeout = timeout
+        self.check = os.environ.get("CARRAY_DISTRIBUTED_CHECK", "1") != "0"
+
+
+_group = None
+_old_excepthook = None
+
+
+def _mpi():
+    """The mpi4py.MPI module; ImportError naming the extra to install when missing."""
+    try:
+        from mpi4py import MPI
+    except ImportError as e:
+        raise ImportError(_INSTALL) from e
+    return MPI
+
+
+def is_available():
+    """True: the distributed package is part of autograd (torch.distributed.is_available)."""
+    return True
+
+
+def is_mpi_available():
+    """True when mpi4py can be imported (torch.distributed.is_mpi_available)."""
+    try:
+        _mpi()
+    except ImportError:
+        return False
+    return True
+
+
+def launched_by_mpiexec():
+    """True when this process was started by an MPI launcher (mpiexec, mpirun, srun) with more
+    than one rank, judged from the environment the launcher sets."""
+    for var in _LAUNCH_VARS:
+        value = os.environ.get(var)
+        if value is not None:
+            return not value.isdigit() or int(value) > 1 or var == "PMIX_RANK"
+    return False
+
+
+def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1,
+                       store=None, group_name="", pg_options=None, device_id=None):
+    """Start the default process group over MPI.COMM_WORLD (torch.distributed.
+    init_process_group). Rank and world size come from MPI (mpiexec); passing others raises
+    ValueError. `timeout` (a datetime.timedelta) bounds every collective's wait. Raises
+    ValueError for a backend other than "mpi", RuntimeError when called twice, ImportError when
+    mpi4py is missing."""
+    global _group, _old_excepthook
+    if backend is not None and str(backend).lower() not in ("mpi", "gloo", "cpu:mpi"):
+        raise ValueError(f"init_process_group: backend must be 'mpi' (got {backend!r}); "
+                         "autograd.distributed runs over MPI")
+    if _group is not None:
+        raise RuntimeError("trying to initialize the default process group twice!")
+    if timeout is None:
+        timeout = datetime.timedelta(minutes=30)
+    if not isinstance(timeout, datetime.timedelta):
+        raise TypeError(f"init_process_group: timeout must be a datetime.timedelta, got "
+                        f"{type(timeout).__name__}")
+    mpi = _mpi()
+    if not mpi.Is_initialized():
+        mpi.Init_thread(mpi.THREAD_SERIALIZED)
+    comm = mpi.COMM_WORLD
+    if world_size not in (-1, None) and world_size != comm.Get_size():
+        raise ValueError(f"init_process_group: world_size={world_size} but MPI started "
+                         f"{comm.Get_size()} processes; the MPI backend takes both from mpiexec")
+    if rank not in (-1, None) and rank != comm.Get_rank():
+        raise ValueError(f"init_process_group: rank={rank} but MPI gave this process rank "
+                         f"{comm.Get_rank()}; the MPI backend takes both from mpiexec")
+    _group = _Group(mpi, comm, timeout.total_seconds())
+    os.environ.setdefault("RANK", str(_group.rank))
+    os.environ.setdefault("WORLD_SIZE", str(_group.size))
+    if _old_excepthook is None:
+        _old_excepthook = sys.excepthook
+        sys.excepthook = _abort_on_exception
+
+
+def _abort_on_exception(exc_type, exc, tb):
+    """sys.excepthook while a group exists: print the error, then abort every rank."""
+    (_old_excepthook or sys.__excepthook__)(exc_type, exc, tb)
+    group = _group
+    if group is not None and group.size > 1:
+        sys.stderr.write(f"autograd.distributed: rank {group.rank} raised "
+                         f"{exc_type.__name__}; aborting all ranks\n")
+        sys.stderr.flush()
+        group.comm.Abort(1)
+
+
+def _default_group():
+    """The default group's state; raises torch's error before init_process_group (ValueError,
+    also a RuntimeError)."""
+    if _group is None:
+        raise _NotInitializedError(_NOT_INITIALIZED)
+    return _group
+
+
+def is_initialized():
+    """True once init_process_group has run (and destroy_process_group has not)."""
+    return _group is not None
+
+
+def get_rank(group=None):
+    """This process's rank in the default group (0 .. world size - 1)."""
+    return _default_group().rank
+
+
+def get_world_size(group=None):
+    """The number of processes in the default group."""
+    return _default_group().size
+
+
+def get_backend(group=None):
+    """The backend's name: "mpi"."""
+    _default_group()
+    return Backend.MPI
+
+
+def destroy_process_group(group=None):
+    """End the default group (MPI itself stays up until the interpreter exits, as mpi4py's)."""
+    global _group, _old_excepthook
+    _default_group()
+    _group = None
+    if _old_excepthook is not None:
+        sys.excepthook = _old_excepthook
+        _old_excepthook = None

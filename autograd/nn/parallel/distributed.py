@@ -1,0 +1,249 @@
+"""DistributedDataParallel (torch.nn.parallel): one model replica per MPI rank, gradients
+averaged over the ranks during backward.
+
+How the gradients travel: parameters are grouped, in reverse registration order (roughly the
+order backward produces their gradients), into buckets of at most bucket_cap_mb. A
+post-accumulate-grad hook on each parameter copies its new .grad into its bucket's host buffer;
+when a bucket is full it is all-reduced asynchronously (MPI Iallreduce), so communication
+overlaps the rest of backward. Buckets start in the same order on every rank. A callback queued
+on the engine (autograd.engine.queue_callback) waits for all of them at the end of backward and
+writes the averages back into .grad.
+"""
+
+import contextlib
+
+import carray
+from autograd import distributed as dist
+from autograd.distributed.collectives import _all_reduce_host_sum, _broadcast_unchecked
+from autograd.engine import queue_callback
+from autograd.grad_mode import is_grad_enabled
+from autograd.nn.module import Module
+from autograd.tensor import Tensor
+
+__all__ = ["DistributedDataParallel"]
+
+_UNFINISHED = (
+    "Expected to have finished reduction in the prior iteration before starting a new one. This "
+    "error indicates that your module has parameters that were not used in producing loss. You "
+    "can enable unused parameter detection by passing the keyword argument "
+    "`find_unused_parameters=True` to `torch.nn.parallel.DistributedDataParallel`, and by making "
+    "sure all `forward` function outputs participate in calculating loss.")
+
+
+class _Bucket:
+    """Parameters whose gradients travel together in one host buffer."""
+
+    def __init__(self, params, dtype):
+        self.params = params
+        self.offsets = []
+        n = 0
+        for p in params:
+            self.offsets.append(n)
+            n += p.numel()
+        self.flat = carray.zeros(n, dtype=dtype)
+        self.ready = [False] * len(params)
+        self.pending = len(params)
+        self.work = None
+
+    def reset(self):
+        self.ready = [False] * len(self.params)
+        self.pending = len(self.params)
+        self.work = None
+
+    def put(self, i, grad):
+        """Copy parameter i's gradient (None: zeros) into the buffer."""
+        a, n = self.offsets[i], self.params[i].numel()
+        if grad is None:
+            self.flat[a:a + n] = 0
+        else:
+            g = grad.array if grad.array.device == "cpu" else grad.array.to("cpu")
+            self.flat[a:a + n] = g.reshape(-1)
+        self.ready[i] = True
+        self.pending -= 1
+
+    def take(self, i, world, used):
+        """Write the averaged gradient back into parameter i's .grad."""
+        p = self.params[i]
+        a, n = self.offsets[i], p.numel()
+        avg = self.flat[a:a + n].reshape(p.shape)
+        if p.grad is None:
+            if used:
+                p.grad = Tensor._wrap(avg.copy() if p.array.device == "cpu"
+                                      else avg.to(p.array.device))
+            return
+        p.grad.array[...] = avg if p.grad.array.device == "cpu" else avg.to(p.grad.array.device)
+        p.grad._vc[0] += 1
+
+
+class DistributedDataParallel(Module):
+    """DistributedDataParallel(module, device_ids=None, output_device=None, dim=0,
+    broadcast_buffers=True, process_group=None, bucket_cap_mb=None,
+    find_unused_parameters=False, check_reduction=False, gradient_as_bucket_view=False,
+    static_graph=False): wraps `module` (kept as .module, state_dict keys 'module.*') so that
+    after backward every rank holds the gradients averaged over all ranks.
+
+    At construction the parameters and buffers of rank 0 are copied to every rank; with
+    broadcast_buffers, buffers (BatchNorm's running statistics) again at each forward. Within
+    no_sync() gradients only accumulate locally. With find_unused_parameters, parameters that
+    got no gradient on a rank take part as zeros; without it such a model raises RuntimeError at
+    the next forward, as torch's. Raises the process group's error before init_process_group,
+    RuntimeError for a module without parameters that require grad, ValueError when the ranks'
+    parameters differ in shape or dtype."""
+
+    def __init__(self, module, device_ids=None, output_device=None, dim=0,
+                 broadcast_buffers=True, process_group=None, bucket_cap_mb=None,
+                 find_unused_parameters=False, check_reduction=False,
+                 gradient_as_bucket_view=False, static_graph=False):
+        super().__init__()
+        if not isinstance(module, Module):
+            raise TypeError(f"DistributedDataParallel wraps an nn.Module, got "
+                            f"{type(module).__name__}")
+        world = dist.get_world_size()
+        params = [p for p in module.parameters() if p.requires_grad]
+        if not params:
+            raise RuntimeError("DistributedDataParallel is not needed when a module doesn't "
+                               "have any parameter that requires a gradient.")
+        if bucket_cap_mb is None:
+            bucket_cap_mb = 25
+        if not bucket_cap_mb > 0:
+            raise ValueError(f"DistributedDataParallel: bucket_cap_mb must be > 0, got "
+                             f"{bucket_cap_mb}")
+        self.module = module
+        self.device_ids = device_ids
+        self.output_device = output_device
+        self.dim = dim
+        self.broadcast_buffers = broadcast_buffers
+        self.process_group = process_group
+        self.bucket_bytes_cap = int(bucket_cap_mb * 1024 * 1024)
+        self.find_unused_parameters = find_unused_parameters
+        self.gradient_as_bucket_view = gradient_as_bucket_view
+        self.static_graph = static_graph
+        self.require_backward_grad_sync = True
+        self.require_forward_param_sync = True
+        self._world = world
+        self._params = params
+        self._sync_states([*module.parameters(), *module.buffers()], check=True)
+        self._buckets, self._where = self._make_buckets(params)
+        self._armed = False
+        self._queued = False
+        self._next_launch = 0
+        self._unfinished = False
+        self._hook_handles = [p.register_post_accumulate_grad_hook(self._on_grad)
+                              for p in params]
+
+    # -- construction ------------------------------------------------------------------------
+
+    def _sync_states(self, tensors, check=False):
+        """Copy rank 0's values of the tensors to every rank."""
+        if self._world == 1:
+            return
+        if check:
+            for t in tensors:       # the checked broadcast: ranks with other shapes raise
+                dist.broadcast(t.detach(), 0)
+            return
+        works = [_broadcast_unchecked(t.detach(), 0) for t in tensors]
+        for w in works:
+            w.wait()
+
+    def _make_buckets(self, params):
+        """Buckets of at most bucket_bytes_cap bytes, parameters in reverse order, one dtype
+        each; and {id(param): (bucket number, index in it)}."""
+        buckets, where = [], {}
+        current, size, dtype = [], 0, None
+        for p in reversed(params):
+            nbytes = p.numel() * p.element_size()
+            if current and (p.dtype != dtype or size + nbytes > self.bucket_bytes_cap):
+                buckets.append(_Bucket(current, current[0].array.dtype))
+                current, size = [], 0
+            current.append(p)
+            size += nbytes
+            dtype = p.dtype
+        buckets.append(_Bucket(current, current[0].array.dtype))
+        for b, bucket in enumerate(buckets):
+            for i, p in enumerate(bucket.params):
+                where[id(p)] = (b, i)
+        return buckets, where
+
+    # -- forward -----------------------------------------------------------------------------
+
+    def forward(self, *inputs, **kwargs):
+        if self._unfinished:
+            raise RuntimeError(_UNFINISHED)
+        if self.broadcast_buffers and self.require_forward_param_sync:
+            buffers = list(self.module.buffers())
+            if buffers:
+                self._sync_states(buffers)
+        if is_grad_enabled() and self.require_backward_grad_sync:
+            for bucket in self._buckets:
+                bucket.reset()
+            self._next_launch = 0
+            self._queued = False
+            self._armed = True
+        else:
+            self._armed = False
+        return self.module(*inputs, **kwargs)
+
+    @contextlib.contextmanager
+    def no_sync(self):
+        """Within this context, backward accumulates gradients locally without communication;
+        the first backward after it averages the accumulated gradients."""
+        old = self.require_backward_grad_sync
+        self.require_backward_grad_sync = False
+        try:
+            yield
+        finally:
+            self.require_backward_grad_sync = old
+
+    # -- backward ----------------------------------------------------------------------------
+
+    def _on_grad(self, param):
+        """A parameter's .grad is final for this backward: stage it, start full buckets."""
+        if not self._armed:
+            return
+        if not self._queued:
+            queue_callback(self._finish_backward)
+            self._queued = True
+        b, i = self._where[id(param)]
+        bucket = self._buckets[b]
+        if bucket.ready[i]:
+            return
+        bucket.put(i, param.grad)
+        self._launch_ready()
+        for bucket in self._buckets[:self._next_launch]:
+            bucket.work.is_completed()   # lets MPI progress the started all-reduces
+
+    def _launch_ready(self):
+        """Start the buckets that are full, in bucket order (the same on every rank)."""
+        while self._next_launch < len(self._buckets):
+            bucket = self._buckets[self._next_launch]
+            if bucket.pending:
+                return
+            bucket.work = _all_reduce_host_sum(bucket.flat)
+            self._next_launch += 1
+
+    def _finish_backward(self):
+        """End of backward: wait for every bucket and write the averages into .grad."""
+        self._armed = False
+        used = None
+        if self._next_launch < len(self._buckets) and not self.find_unused_parameters:
+            self._unfinished = True
+            for bucket in self._buckets[:self._next_launch]:
+                bucket.work.wait()
+            return
+        if self.find_unused_parameters:
+            # which parameters got a gradient on some rank (torch's local_used_map)
+            used = carray.zeros(len(self._params), dtype=carray.int32)
+            for n, p in enumerate(self._params):
+                b, i = self._where[id(p)]
+                if self._buckets[b].ready[i]:
+                    used[n] = 1
+                else:
+                    self._buckets[b].put(i, None)
+            self._launch_ready()
+            _all_reduce_host_sum(used).wait()
+        for bucket in self._buckets:
+            bucket.work.wait()
+            bucket.flat /= self._world
+        for n, p in enumerate(self._params):
+            b, i = self._where[id(p)]
+            self._buckets[b].take(i, self._world, used is None or int(used[n]) > 0)
