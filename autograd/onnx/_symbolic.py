@@ -89,6 +89,15 @@ def _softplus(g, op):
     return g.node("Where", [over, xn, sp])
 
 
+def _gelu(g, op):
+    """Exact GELU as x * (1 + erf(x / sqrt(2))) / 2 (ONNX's Gelu node needs opset 20)."""
+    dt = _out_dtype(op)
+    x = g.value(op.args[0], dt)
+    e = g.node("Erf", [g.node("Div", [x, g.value(math.sqrt(2.0), dt)])])
+    half = g.node("Mul", [x, g.value(0.5, dt)])
+    return g.node("Mul", [half, g.node("Add", [e, g.value(1.0, dt)])])
+
+
 def _softmax(onnx_op):
     def emit(g, op):
         x, dim = op.args
@@ -378,7 +387,7 @@ SYMBOLICS = {
     E.Exp: _unary("Exp"), E.Log: _unary("Log"), E.Sqrt: _unary("Sqrt"), E.Sin: _unary("Sin"),
     E.Cos: _unary("Cos"), E.Abs: _unary("Abs"), E.Sign: _unary("Sign"),
     E.Floor: _unary("Floor"), E.Ceil: _unary("Ceil"), E.Erf: _unary("Erf"),
-    N.Erf: _unary("Erf"), N.LeakyRelu: _leaky_relu, N.Softplus: _softplus,
+    N.Gelu: _gelu, N.LeakyRelu: _leaky_relu, N.Softplus: _softplus,
     reduce.Softmax: _softmax("Softmax"), reduce.LogSoftmax: _softmax("LogSoftmax"),
     MaskedSoftmax: _masked_softmax,
     reduce.Sum: _reduce("ReduceSum", 13), reduce.Mean: _reduce("ReduceMean", 18),

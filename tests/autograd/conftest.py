@@ -15,10 +15,10 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 
 
 def _has_inplace_build(root):
-    """Whether root/carray holds the compiled extension modules (an in-place build)."""
+    """Whether root/carray/core holds the compiled extension modules (an in-place build)."""
     suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
     try:
-        names = os.listdir(os.path.join(root, "carray"))
+        names = os.listdir(os.path.join(root, "carray", "core"))
     except OSError:
         return False
     return any(n.startswith("_array.") and n.endswith(suffixes) for n in names)
