@@ -10,10 +10,15 @@ constant initializer holding its present value (a mask built inside forward, a f
 computation).
 """
 
-import numpy as np
 
 from autograd import function
 from autograd.tensor import Tensor
+
+
+def _np():
+    """NumPy, imported when an export runs (`import autograd` never imports it)."""
+    import numpy
+    return numpy
 
 
 class Tracer:
@@ -43,12 +48,12 @@ def np_of(array):
     """A carray.Array as a NumPy array (copied to the host when on the gpu)."""
     if array.device != "cpu":
         array = array.to("cpu")
-    return np.asarray(array)
+    return _np().asarray(array)
 
 
 def np_dtype(dtype):
     """The NumPy dtype of a carray dtype."""
-    return np.dtype(str(dtype))
+    return _np().dtype(str(dtype))
 
 
 class Graph:
@@ -86,7 +91,7 @@ class Graph:
     def constant(self, value, base="const"):
         """An initializer holding the NumPy array value; returns its name."""
         name = self.fresh(base)
-        self.initializers.append(self.onnx.numpy_helper.from_array(np.ascontiguousarray(value),
+        self.initializers.append(self.onnx.numpy_helper.from_array(_np().ascontiguousarray(value),
                                                                    name))
         return name
 
@@ -94,7 +99,7 @@ class Graph:
         if name not in self.done_params:
             self.done_params.add(name)
             self.initializers.append(self.onnx.numpy_helper.from_array(
-                np.ascontiguousarray(np_of(tensor.array)), name))
+                _np().ascontiguousarray(np_of(tensor.array)), name))
         return name
 
     def value(self, x, dtype=None):
@@ -108,8 +113,8 @@ class Graph:
             if name is None:
                 name = self.constant(np_of(arr))
         elif isinstance(x, (bool, int, float)):
-            nd = np_dtype(dtype) if dtype is not None else np.asarray(x).dtype
-            return self.constant(np.asarray(x, dtype=nd))
+            nd = np_dtype(dtype) if dtype is not None else _np().asarray(x).dtype
+            return self.constant(_np().asarray(x, dtype=nd))
         else:
             arr = x
             name = self.array_names.get(id(arr))
@@ -128,7 +133,7 @@ class Graph:
 
     def ints(self, values):
         """An int64 1-d constant (shapes, axes, pads)."""
-        return self.constant(np.asarray(list(values), dtype=np.int64), "ints")
+        return self.constant(_np().asarray(list(values), dtype=_np().int64), "ints")
 
     def node(self, op, inputs, n_out=1, **attrs):
         """Add an ONNX node; returns its output name (a list of them when n_out > 1)."""

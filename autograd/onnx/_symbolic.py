@@ -7,8 +7,6 @@ dynamic axes, `alt`: the result's shape(s) in a second trace with other sizes on
 
 import math
 
-import numpy as np
-
 from autograd.onnx._errors import UnsupportedOperatorError
 from autograd.onnx._graph import np_dtype
 from autograd.ops import elementwise as E
@@ -19,6 +17,12 @@ from autograd.ops.attention import MaskedSoftmax, ScaledDotProductAttention
 from autograd.tensor import Tensor, norm_dim
 
 _INT64_MAX = 2 ** 63 - 1
+
+
+def _np():
+    """NumPy, imported when an export runs (`import autograd` never imports it)."""
+    import numpy
+    return numpy
 
 
 def _out_dtype(op):
@@ -199,8 +203,8 @@ def _layer_norm(g, op):
                                        f"LayerNormalization needs opset 17 or later")
     dt = x.array.dtype
     norm_shape = x.shape[x.ndim - k:]
-    scale = g.value(w) if w is not None else g.constant(np.ones(norm_shape, np_dtype(dt)))
-    bias = g.value(b) if b is not None else g.constant(np.zeros(norm_shape, np_dtype(dt)))
+    scale = g.value(w) if w is not None else g.constant(_np().ones(norm_shape, np_dtype(dt)))
+    bias = g.value(b) if b is not None else g.constant(_np().zeros(norm_shape, np_dtype(dt)))
     return g.node("LayerNormalization", [g.value(x), scale, bias], axis=-k, epsilon=float(eps))
 
 
@@ -373,7 +377,7 @@ def _sdpa(g, op):
             s = g.node("Add", [s, g.value(mask, dt)])
     if causal:
         L, S = q.shape[-2], k.shape[-2]
-        allowed = np.tril(np.ones((L, S), dtype=bool))
+        allowed = _np().tril(_np().ones((L, S), dtype=bool))
         s = g.node("Where", [g.constant(allowed, "causal_mask"), s, neg_inf])
     p = g.node("Softmax", [s], axis=-1)
     return g.node("MatMul", [p, g.value(v)])

@@ -240,6 +240,15 @@ cdef Array _output(object out, int nd, Py_ssize_t* shape, int num, str name,
     return o
 
 
+cdef inline int _check_out_writeable(object out) except -1:
+    """ValueError for a read-only `out`: NumPy checks this before anything else of an op."""
+    if type(out) is tuple and len(<tuple>out) == 1:
+        out = (<tuple>out)[0]
+    if type(out) is Array and not (<Array>out).writeable:
+        raise ValueError("output array is read-only")
+    return 0
+
+
 cdef int _check_out_cast(object out, int num, str name) except -1:
     """TypeError (NumPy's UFuncTypeError) when a result of type num cannot be cast to the
     dtype of `out` (an Array, else nothing to check) with same_kind casting. NumPy checks this
@@ -294,6 +303,8 @@ cdef object binary(int kind, int code, object x, object y, object out):
     cdef Py_ssize_t shape[MAXDIMS]
     cdef bint compare = kind == COMPARE
     cdef str name = _COMPARE_NAMES[code] if compare else _BINARY_NAMES[code]
+    if out is not None:
+        _check_out_writeable(out)
     if wx < 0 and type(x) is not Array:
         x = as_array(x, -1)
     if wy < 0 and type(y) is not Array:
@@ -400,6 +411,8 @@ cdef object unary(int kind, int code, object x, object out):
     cdef int ct = a.dtype_num, res_num, rule
     cdef bint predicate = kind == PREDICATE
     cdef str name = _PREDICATE_NAMES[code] if predicate else _UNARY_NAMES[code]
+    if out is not None:
+        _check_out_writeable(out)
     if not predicate:
         rule = _UNARY_RULE[code]
         if rule == TO_FLOAT and _kind_rank(ct) < 2:

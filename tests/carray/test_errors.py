@@ -18,6 +18,8 @@ import pytest
 
 import carray as ca
 
+from conftest import assert_raises_like
+
 
 def _builtin_bases(t):
     """The builtin exception classes t derives from (AxisError -> ValueError, IndexError, ...)."""
@@ -847,3 +849,21 @@ def test_from_dlpack_rejects_a_hostile_shape(shape, ndim):
 def test_from_dlpack_of_an_honest_producer_through_the_same_path():
     a = ca.from_dlpack(_HostileDLPack(np.arange(6.0).reshape(2, 3)))
     assert a.shape == (2, 3) and a.tolist() == [[0, 1, 2], [3, 4, 5]]
+
+
+def test_read_only_out_is_refused_before_anything_else():
+    # NumPy checks out= for writeability first: before dtypes, shapes and loop types (found by
+    # the op-program fuzzer: bitwise_or of floats into a broadcast view raised TypeError here)
+    ro_f = ca.broadcast_to(ca.ones(3, dtype="float64"), (3,))
+    ro_i = ca.broadcast_to(ca.arange(3), (3,))
+    nro_f, nro_i = np.broadcast_to(np.ones(3), (3,)), np.broadcast_to(np.arange(3), (3,))
+    cases = [
+        (lambda m, a, b: m.add(m.ones(3), 1.5, out=b)),
+        (lambda m, a, b: m.add(m.ones(4), 1.5, out=b)),
+        (lambda m, a, b: m.negative(m.ones(3), out=b)),
+        (lambda m, a, b: m.bitwise_or(m.ones(3), 1, out=a)),
+        (lambda m, a, b: m.invert(m.ones(3), out=(a,))),
+        (lambda m, a, b: a.__ior__(a)),
+    ]
+    for f in cases:
+        assert_raises_like(lambda: f(ca, ro_f, ro_i), lambda: f(np, nro_f, nro_i))

@@ -116,4 +116,4 @@ w.wait()
 assert w.is_completed()
 dist.destroy_process_group()
 assert not dist.is_initialized()
-print("OK", rank, flush=True)
+print(f"OK {rank}", flush=True)   # one write: ranks' lines interleave in the output

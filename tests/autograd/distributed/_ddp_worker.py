@@ -117,4 +117,4 @@ else:
     raise AssertionError("no RuntimeError for unused parameters")
 
 dist.barrier()
-print("OK", rank, flush=True)
+print(f"OK {rank}", flush=True)   # one write: ranks' lines interleave in the output

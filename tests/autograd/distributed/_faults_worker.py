@@ -24,7 +24,7 @@ elif mode == "mismatch":
             dist.all_reduce(t)
         except ValueError as e:
             assert "different shapes or dtypes" in str(e), e
-            print("raised", rank, flush=True)
+            print(f"raised {rank}", flush=True)
     dist.barrier()
 elif mode == "timeout":
     if rank == 0:
@@ -32,5 +32,5 @@ elif mode == "timeout":
             dist.all_reduce(autograd.ones(3))
         except RuntimeError as e:
             assert "timeout" in str(e), e
-            print("timed out", rank, flush=True)
+            print(f"timed out {rank}", flush=True)
     dist.barrier()
