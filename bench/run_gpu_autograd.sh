@@ -18,3 +18,12 @@ for model in mlp cnn; do
   python3 examples/train_digits.py --model $model --device gpu 2>&1 | tee "$out/train_$model.txt" \
       | tail -3
 done
+# h9: W10/W11 (char-GPT and LSTM LM steps) with autograd on the device beside PyTorch on CUDA,
+# and the language-model examples' quick runs on the device
+BENCH_MODELS_DEVICE=gpu python3 -m pytest bench/test_bench_models.py --benchmark-only -q \
+    -p no:cacheprovider --benchmark-columns=median,min,rounds \
+    --benchmark-json="$out/bench_models.json" 2>&1 | tee "$out/bench_models.txt" \
+    | grep -E "^W1[01]|^test_|passed|failed|rror"
+for example in train_gpt word_lm; do
+  python3 examples/$example.py --quick --device gpu 2>&1 | tee "$out/$example.txt" | tail -3
+done
