@@ -12,6 +12,7 @@ import pytest
 from test_checkpoint import same
 
 import autograd
+import carray
 from autograd import optim
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -94,7 +95,10 @@ def test_state_dict_has_torchs_keys_and_step_tensors(name):
 
 def run(*args):
     """Run _resume_run.py in a fresh interpreter (the repository first on sys.path)."""
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    # the folder that holds the carray and autograd this test imported: the checkout with an
+    # in-place build, else the installed packages (CI: the checkout has carray's sources only)
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(carray.__file__))
+               + os.pathsep + os.environ.get("PYTHONPATH", ""))
     res = subprocess.run([sys.executable, os.path.join(HERE, "_resume_run.py"), *map(str, args)],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr

@@ -12,12 +12,17 @@ import sys
 
 import pytest
 
+import carray
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _run(script, *args):
+    # the folder that holds the carray this test imported (the checkout with an in-place build,
+    # else the installed package: CI's checkout has carray's sources only)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+        [os.path.dirname(os.path.dirname(carray.__file__))]
+        + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
     done = subprocess.run([sys.executable, str(ROOT / "examples" / script), *args], env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, f"{script} failed:\n{done.stdout}\n{done.stderr}"

@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+import carray
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 
@@ -17,7 +19,10 @@ def mpiexec(n, script, *args, timeout=120):
     exe = shutil.which("mpiexec")
     if exe is None:
         pytest.skip("mpiexec is not installed")
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    # the folder that holds the carray and autograd this test imported: the checkout with an
+    # in-place build, else the installed packages (CI: the checkout has carray's sources only)
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(carray.__file__))
+               + os.pathsep + os.environ.get("PYTHONPATH", ""))
     try:
         return subprocess.run([exe, "-n", str(n), sys.executable, os.path.join(HERE, script),
                                *args], capture_output=True, text=True, timeout=timeout, env=env,
