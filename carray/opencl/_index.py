@@ -3,6 +3,7 @@
 
 import struct
 
+import carray
 from carray.opencl import _cache, _layout
 from carray.opencl._launch import launch
 from carray.opencl._types import CL_TYPES, FLOAT64
@@ -44,7 +45,6 @@ def _last_of_repeats(offsets):
     """None when the host offsets are all different, else a device bool mask of the blocks
     that are the last with their offset (NumPy: the last of repeated indices is assigned).
     A stable sort puts repeats next to each other in their original order."""
-    import carray
     flat = offsets.reshape(-1)
     if flat.size < 2:
         return None

@@ -10,7 +10,8 @@ off, CARRAY_OPENCL_GEMM_PAD sets its local padding (4; a multiple of 4 floats)."
 import os
 import struct
 
-from carray.opencl import _cache
+import carray
+from carray.opencl import _cache, _reduce
 from carray.opencl._launch import enqueue, set_buffers, set_bytes
 from carray.opencl._runtime import runtime
 from carray.opencl._types import BOOL, CL_TYPES, FLOAT32, FLOAT64, INT32
@@ -98,7 +99,6 @@ def _batched(x, batch, nbatch, rows, cols):
         buf, off, _, _, st = m._cl()
         return buf, off, 0, cols
     if n != nbatch:
-        import carray
         x = carray.broadcast_to(x, tuple(batch) + (rows, cols))
     m = x.reshape(nbatch, rows, cols)
     if not m.flags.c_contiguous:
@@ -180,12 +180,10 @@ def matmul(a, b, c, a1, b1, batch):
     plan = _plans.get(key)
     if plan is None:
         return _matmul_planned(a, b, c, a1, b1, batch, key)
-    from carray.opencl import _reduce
     knl = plan.knl
     part = None
     cbuf = cc[0]
     if plan.part_shape is not None:
-        import carray
         part = carray.empty(plan.part_shape, dtype=c.dtype, device="gpu")
         cbuf = part._cl()[0]
     set_buffers(knl, [0, cbuf, 1, ac[0], 2, bc[0]])
@@ -199,8 +197,6 @@ def matmul(a, b, c, a1, b1, batch):
 def _matmul_planned(a, b, c, a1, b1, batch, key):
     """matmul() the first time for key: choose and launch, and keep the plan when a repeat can
     reuse it (no operand copied, c contiguous from offset 0 when K is split)."""
-    import carray
-    from carray.opencl import _reduce
 
     rt = runtime()
     K = a.shape[-1]

@@ -7,6 +7,7 @@ one kernel (optim.cl)."""
 import struct
 import threading
 
+import carray
 from carray.opencl import _cache
 from carray.opencl._launch import launch
 from carray.opencl._runtime import runtime
@@ -42,7 +43,6 @@ def _bad_flag():
     if _bad is None:
         with _bad_lock:     # one flag: a kernel writing to a replaced one would lose its error
             if _bad is None:
-                import carray
                 _bad = carray.zeros((1,), dtype="int32", device="gpu")
     return _bad
 
@@ -58,7 +58,6 @@ def read_flag_with_next_read():
     the blocking read the caller queues next returns with it (one wait for both); else None."""
     if not _bad_pending:
         return None
-    import carray
     host = carray.empty((1,), dtype="int32")
     rt = runtime()
     # the event is kept (with host) until check_pending: pyopencl may wait when it is dropped
@@ -103,7 +102,6 @@ def _whole(a):
 
 
 def _empty(shape, dtype):
-    import carray
     return carray.empty(shape, dtype=dtype, device="gpu")
 
 
@@ -154,7 +152,6 @@ def conv2d_grad_weight(x, gout, weight_shape, stride, padding, dilation):
     """The gradient of conv2d with respect to its weight of shape weight_shape."""
     O, C, kh, kw = weight_shape
     if gout.size == 0 or x.size == 0:
-        import carray
         return carray.zeros(weight_shape, dtype=x.dtype, device="gpu")
     col = _im2col(x, (kh, kw), gout.shape[2:], stride, padding, dilation)
     return (_gout_rows(gout) @ col.T).reshape(weight_shape)

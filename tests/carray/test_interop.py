@@ -586,3 +586,13 @@ def test_import_carray_does_not_import_numpy(tmp_path):
     assert out["memoryview"] == [[0, 1, 2], [3, 4, 5]]
     assert out["promote"] == "float64"
     assert out["repr"] == "array([0, 1, 2])"
+
+
+def test_pickles_from_before_the_layout_by_role_still_load():
+    # pickles made before carray/core/ existed name carray._array._reconstruct
+    a = ca.arange(6, dtype="float64").reshape(2, 3)
+    new = pickle.dumps(a, protocol=0)
+    assert b"carray.core._array" in new
+    old = new.replace(b"carray.core._array", b"carray._array")
+    b = pickle.loads(old)
+    assert b.shape == (2, 3) and b.dtype == ca.float64 and b.tolist() == a.tolist()
