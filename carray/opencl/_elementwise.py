@@ -3,7 +3,7 @@ loops of carray/cpu/_kernels.pxi), keyed by the op table's enum members, and the
 kernels/elementwise.cl kernels."""
 
 from carray.opencl import _cache, _layout
-from carray.opencl._launch import enqueue, launch, set_buffers, set_bytes
+from carray.opencl._launch import LAUNCH_LOCK, enqueue, launch, set_buffers, set_bytes
 from carray.opencl._runtime import runtime
 from carray.opencl._types import BOOL, CL_TYPES, FLOAT32, FLOAT64, INT64
 from carray.ops._optable import BinaryOp as B
@@ -190,16 +190,17 @@ def run(kind, code, t, out, inputs):
         plan = _plans.get(tuple(key))
         if plan is not None:
             knl = plan.knl
-            set_buffers(knl, bufs)
             if svals is None:
-                set_bytes(knl, plan.consts)
+                consts = plan.consts
             else:
-                c = list(plan.consts)
+                consts = list(plan.consts)
                 for (i, num), v in zip(plan.scalars, svals):
-                    c.append(i)
-                    c.append(_layout.pack_scalar(num, v))
-                set_bytes(knl, c)
-            enqueue(runtime().queue, knl, plan.gsize, plan.lsize)
+                    consts.append(i)
+                    consts.append(_layout.pack_scalar(num, v))
+            with LAUNCH_LOCK:
+                set_buffers(knl, bufs)
+                set_bytes(knl, consts)
+                enqueue(runtime().queue, knl, plan.gsize, plan.lsize)
             return out
     return _run_planned(kind, code, t, out, inputs, None if key is None else tuple(key))
 

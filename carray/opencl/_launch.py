@@ -3,8 +3,14 @@ pyopencl's cheapest calls (the per-launch host cost is what small ops pay), at m
 MAX_IN_FLIGHT of them queued at a time."""
 
 import collections
+import threading
 
 from carray.opencl._runtime import runtime
+
+# A cached kernel object is shared by every thread that launches it, and setting its arguments
+# and enqueueing it are separate calls: each launch holds this lock across both, so two threads
+# cannot swap each other's arguments.
+LAUNCH_LOCK = threading.RLock()
 
 
 def _set_generic(knl, pairs):
@@ -94,8 +100,9 @@ def launch(knl, items, args, group=None):
         else:
             bufs.append(i)
             bufs.append(a)
-    if bufs:
-        set_buffers(knl, bufs)
-    if vals:
-        set_bytes(knl, vals)
-    enqueue(rt.queue, knl, (-(-items // g) * g,), (g,))
+    with LAUNCH_LOCK:
+        if bufs:
+            set_buffers(knl, bufs)
+        if vals:
+            set_bytes(knl, vals)
+        enqueue(rt.queue, knl, (-(-items // g) * g,), (g,))

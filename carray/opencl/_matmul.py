@@ -12,7 +12,7 @@ import struct
 
 import carray
 from carray.opencl import _cache, _reduce
-from carray.opencl._launch import enqueue, set_buffers, set_bytes
+from carray.opencl._launch import LAUNCH_LOCK, enqueue, set_buffers, set_bytes
 from carray.opencl._runtime import runtime
 from carray.opencl._types import BOOL, CL_TYPES, FLOAT32, FLOAT64, INT32
 
@@ -186,9 +186,10 @@ def matmul(a, b, c, a1, b1, batch):
     if plan.part_shape is not None:
         part = carray.empty(plan.part_shape, dtype=c.dtype, device="gpu")
         cbuf = part._cl()[0]
-    set_buffers(knl, [0, cbuf, 1, ac[0], 2, bc[0]])
-    set_bytes(knl, plan.consts)
-    enqueue(runtime().queue, knl, plan.gsize, plan.lsize)
+    with LAUNCH_LOCK:
+        set_buffers(knl, [0, cbuf, 1, ac[0], 2, bc[0]])
+        set_bytes(knl, plan.consts)
+        enqueue(runtime().queue, knl, plan.gsize, plan.lsize)
     if part is not None:
         _reduce.reduce(part, _reduce.R_SUM, (True, False, False), out=c)
     return c
@@ -253,11 +254,12 @@ def _matmul_planned(a, b, c, a1, b1, batch, key):
         tm, tn, bk, wm, wn = cfg
         knl = _kernel(t, cfg, fast is not None, csa != 1, csb != 1)
         consts = [v for i, x in enumerate(ints, 3) for v in (i, struct.pack(fmt, x))]
-        set_buffers(knl, [0, cbuf, 1, abuf, 2, bbuf])
-        set_bytes(knl, consts)
         nx, ny = tn // wn, tm // wm
         gsize, lsize = (-(-N // tn) * nx, -(-M // tm) * ny, launches), (nx, ny, 1)
-        enqueue(rt.queue, knl, gsize, lsize)
+        with LAUNCH_LOCK:
+            set_buffers(knl, [0, cbuf, 1, abuf, 2, bbuf])
+            set_bytes(knl, consts)
+            enqueue(rt.queue, knl, gsize, lsize)
         if target is c and abuf is a._cl()[0] and bbuf is b._cl()[0] and \
                 (part is None or c._cl()[1] == 0):
             _plans.put(key, _Plan(knl, consts, gsize, lsize,

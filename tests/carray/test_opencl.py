@@ -446,3 +446,32 @@ def test_first_device_use_from_several_threads(tmp_path, n_threads):
         assert proc.returncode == 0 and proc.stdout.strip() == "OK", \
             f"attempt {attempt}, return code {proc.returncode}:\n{proc.stdout[-3000:]}\n" \
             f"{proc.stderr[-3000:]}"
+
+
+def test_threads_launching_one_cached_kernel_keep_their_own_arguments():
+    # the same planned kernel from 8 threads at once: setting arguments and enqueueing happen
+    # under one lock, so no launch runs with another thread's buffers or scalars
+    import threading
+    n = 4096
+    bases = [ca.full(n, float(k), dtype="float32").to("gpu") for k in range(8)]
+    errors = []
+
+    def work(k):
+        try:
+            for step in range(100):
+                r = bases[k] + float(step)
+                m = (r @ ca.ones((n, 1), dtype="float32", device="gpu")) if step % 25 == 0 else None
+                got = r.to("cpu")
+                if float(got[0]) != k + step or float(got[-1]) != k + step:
+                    errors.append((k, step, float(got[0])))
+                if m is not None and float(m.to("cpu")[0]) != n * (k + step):
+                    errors.append((k, step, "matmul"))
+        except Exception as e:          # a failure in a thread must fail the test
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[:5]
