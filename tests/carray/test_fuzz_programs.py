@@ -168,6 +168,8 @@ def step_unary(data, pool):
         with pytest.raises(TypeError):
             getattr(ca, name)(a)
         return
+    if name == "reciprocal" and n.dtype.kind in "biu" and not n.all():
+        return      # integer 1 / 0: NumPy's result is whatever the platform's division gives
     ref = _EXTRA.get(name) or getattr(np, name)
     try:
         with np.errstate(all="ignore"):
