@@ -148,6 +148,20 @@ cdef object _getitem(Array a, object key):
     return make_view(a, nd, shape, strides, offset)
 
 
+cdef int _check_mask_value(Array a, object mask, object value) except -1:
+    """a[mask] = value with one boolean mask of a's dimensions takes a 0-d or 1-d value only:
+    NumPy's TypeError otherwise (it does not broadcast an n-d value into the selection)."""
+    cdef int nd
+    if type(mask) is not Array or (<Array>mask).dtype_num != BOOL or (<Array>mask).ndim != a.ndim:
+        return 0
+    nd = (<Array>value).ndim if type(value) is Array else \
+        (len(value.shape) if hasattr(value, "shape") and hasattr(value, "dtype") else 0)
+    if nd > 1:
+        raise TypeError(f"NumPy boolean array indexing assignment requires a 0 or 1-dimensional "
+                        f"input, input has {nd} dimensions")
+    return 0
+
+
 cdef int _setitem(Array a, object key, object value) except -1:
     cdef int j
     if not a.writeable:
@@ -156,6 +170,8 @@ cdef int _setitem(Array a, object key, object value) except -1:
         key = (key,)
     for j in range(PyTuple_GET_SIZE(key)):
         if _kind(<object>PyTuple_GET_ITEM(key, j)) == K_ADV:
+            if PyTuple_GET_SIZE(key) == 1:
+                _check_mask_value(a, <object>PyTuple_GET_ITEM(key, 0), value)
             _advanced(a, key, value, MODE_ASSIGN)
             return 0
     try:

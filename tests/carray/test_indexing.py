@@ -603,3 +603,20 @@ def test_deleting_elements_raises_as_numpy():
     with pytest.raises(ValueError, match="cannot delete array elements"):
         del a[0]
     assert a.tolist() == [0, 1, 2, 3]
+
+
+def test_boolean_mask_assignment_takes_a_0d_or_1d_value_as_numpy():
+    # found by the op-program fuzzer: carray broadcast an n-d value into the selection
+    n = np.arange(6, dtype="float32").reshape(2, 3)
+    m = n > 2
+    for value in (np.zeros((4, 0), "float32"), np.ones((1, 1), "float32"),
+                  np.ones((3, 1), "float32")):
+        a = ca.asarray(n.copy())
+        assert_raises_like(lambda: a.__setitem__(ca.asarray(m), ca.asarray(value)),
+                           lambda: n.copy().__setitem__(m, value))
+        np.testing.assert_array_equal(np.asarray(a), n)      # unchanged
+    for value in (np.ones((1,), "float32") * 5, np.float32(7), np.arange(3, dtype="float32")):
+        a, ref = ca.asarray(n.copy()), n.copy()
+        a[ca.asarray(m)] = ca.asarray(value)
+        ref[m] = value
+        np.testing.assert_array_equal(np.asarray(a), ref)
