@@ -952,8 +952,6 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         dropout_p = 0.0
     if need_weights:
         q_scaled = q * math.sqrt(1.0 / float(head_dim))
-        if is_causal and attn_mask is None:
-            raise AssertionError("FIXME: is_causal not implemented for need_weights")
         scores = q_scaled.matmul(k.transpose(-2, -1))
         if attn_mask is not None:
             scores = scores + attn_mask
