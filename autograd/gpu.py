@@ -2,12 +2,17 @@
 
 "cuda" is another name for carray's OpenCL device "gpu" (as ROCm's PyTorch names AMD GPUs
 "cuda"), so a PyTorch program's `torch.cuda.is_available()`, `device="cuda"`, `.cuda()` and
-`torch.cuda.synchronize()` run unchanged on any OpenCL device. There is one such device: the
-one carray picks (CARRAY_OPENCL_DEVICE, else the first GPU, else the first OpenCL device).
+`torch.cuda.synchronize()` run unchanged on any OpenCL device. The devices are numbered as CUDA's
+(device_count(): the GPUs, or those CARRAY_OPENCL_DEVICE names); a process uses one of them,
+chosen before its first GPU operation: device 0 by default, set_device(i), a first `"cuda:i"`, or
+init_process_group under mpiexec (one GPU per local rank). Several GPUs are used as with PyTorch's
+DistributedDataParallel: one process per GPU.
 
     if autograd.cuda.is_available():
         x = autograd.randn(3, device="cuda")      # x.is_cuda, x.device == "gpu"
 """
+
+import importlib
 
 import carray
 from autograd.factories import get_rng_state as _get_global_state
@@ -26,25 +31,36 @@ _checked = None      # the answer of is_available, once found
 
 def is_available():
     """True when an OpenCL device can be used (pyopencl is installed and finds a device);
-    False otherwise, never raising."""
+    False otherwise, never raising. It does not make the device's context, so set_device may
+    still choose the device afterwards."""
     global _checked
     if _checked is None:
         try:
-            carray.opencl.runtime()
-            _checked = True
+            _checked = _opencl().device_count() > 0
         except Exception:    # ImportError without pyopencl, RuntimeError or a pyopencl error
             _checked = False  # without a device or driver: "not available", as torch.cuda
     return _checked
 
 
 def is_initialized():
-    """True when the OpenCL device is available (it is set up by is_available's first call)."""
-    return bool(_checked)
+    """True when the OpenCL device this process uses has been set up (its first use)."""
+    return _runtime_made()
+
+
+def _runtime_made():
+    return _opencl().is_initialized()
+
+
+def _opencl():
+    """The carray.opencl package without making the device's runtime (the attribute
+    `carray.opencl` makes it), imported on first use so `import autograd` stays light."""
+    return importlib.import_module("carray.opencl")
 
 
 def device_count():
-    """1 when the OpenCL device is available, else 0 (carray uses one device)."""
-    return 1 if is_available() else 0
+    """The number of OpenCL devices (GPUs, or those CARRAY_OPENCL_DEVICE names); 0 when none
+    is available."""
+    return _opencl().device_count() if is_available() else 0
 
 
 def _runtime():
@@ -56,46 +72,58 @@ def _runtime():
 
 
 def _index(d):
-    """The device number of d (None, an int, 'cuda', 'cuda:0', autograd.device); RuntimeError
-    for a device other than the one GPU, ValueError for a CPU device."""
+    """The device ordinal of d (None or -1: the current device; an int, 'cuda', 'cuda:1',
+    autograd.device); RuntimeError for an ordinal that does not exist, ValueError for a CPU
+    device."""
     if d is None:
-        return 0
+        return current_device()
     if isinstance(d, int):
         index = d
     else:
         d = _device(d)
         if d.type != "gpu":
             raise ValueError(f"Expected a cuda device, but got: {d}")
-        index = d.index or 0
-    if index not in (0, -1):
-        raise RuntimeError(f"invalid device ordinal {index}: autograd has one OpenCL GPU "
-                           f"(index 0)")
-    return 0
+        index = current_device() if d.index is None else d.index
+    if index == -1:
+        return current_device()
+    count = device_count()
+    if not 0 <= index < count:
+        raise RuntimeError(f"invalid device ordinal {index}: {count} OpenCL "
+                           f"device{'s' if count != 1 else ''} here")
+    return index
+
+
+def _is_current(d):
+    """True when d names the device this process uses (others hold none of its memory)."""
+    return _index(d) == current_device()
 
 
 def current_device():
-    """The index of the current device: always 0 (there is one)."""
-    return 0
+    """The ordinal of the device this process uses (0 unless set_device chose another)."""
+    return _opencl().selected()
 
 
 def set_device(device):
-    """Select the device: only device 0 ('cuda', 'cuda:0', 0) exists, so this only checks.
-    RuntimeError for another index."""
-    _index(device)
+    """Use device `device` (an ordinal, 'cuda:1', autograd.device) in this process. Call it
+    before the first GPU operation: a process uses one device (RuntimeError naming both
+    devices otherwise); an ordinal that does not exist raises RuntimeError."""
+    _opencl().select(_index(device))
 
 
 def get_device_name(device=None):
     """The OpenCL device's name (e.g. 'NVIDIA GeForce RTX 3090', 'pthread-...' for PoCL).
-    RuntimeError when no OpenCL device is available."""
-    _index(device)
-    return _runtime().name
+    RuntimeError when no OpenCL device is available or the ordinal does not exist."""
+    index = _index(device)
+    if index == current_device() and _runtime_made():
+        return _runtime().name
+    return _opencl().device_name(index)
 
 
 def synchronize(device=None):
     """Wait until every queued OpenCL command has finished (the queue's finish()). Timing GPU
     work needs this, since ops only enqueue kernels. RuntimeError without a device."""
-    _index(device)
-    _runtime().queue.finish()
+    if _is_current(device) and _runtime_made():
+        _runtime().queue.finish()
 
 
 def manual_seed(seed):
@@ -141,8 +169,7 @@ def memory_allocated(device=None):
     """Bytes of device memory held by live arrays: pyopencl's MemoryPool.active_bytes of the
     pool carray allocates from (sizes as requested; the pool rounds blocks up). 0 when no
     OpenCL device is available."""
-    _index(device)
-    if not is_available():
+    if not is_available() or not _is_current(device) or not _runtime_made():
         return 0
     return int(_runtime().pool.active_bytes)
 
@@ -150,8 +177,7 @@ def memory_allocated(device=None):
 def memory_reserved(device=None):
     """Bytes the pool holds from the driver: live blocks plus cached free ones (pyopencl's
     MemoryPool.managed_bytes). 0 when no OpenCL device is available."""
-    _index(device)
-    if not is_available():
+    if not is_available() or not _is_current(device) or not _runtime_made():
         return 0
     return int(_runtime().pool.managed_bytes)
 
@@ -159,18 +185,20 @@ def memory_reserved(device=None):
 def empty_cache():
     """Give the pool's cached free blocks back to the driver (live arrays keep theirs).
     Nothing happens when no OpenCL device is available."""
-    if is_available():
+    if is_available() and _runtime_made():
         _runtime().pool.free_held()
 
 
 class device:
-    """torch.cuda.device(d): a context manager selecting device d; there is one device, so it
-    only checks d (RuntimeError for another index)."""
+    """torch.cuda.device(d): a context manager selecting device d. A process uses one device,
+    so entering it selects d before the first GPU operation and afterwards only checks that d is
+    the device in use (RuntimeError otherwise)."""
 
     def __init__(self, device):
         self.idx = _index(device)
 
     def __enter__(self):
+        set_device(self.idx)
         return self
 
     def __exit__(self, *exc):

@@ -16,6 +16,7 @@ memory): each in-place op bumps it, so a node whose saved tensor was modified si
 to run backward (see Function.saved_tensors).
 """
 
+import importlib
 import operator
 import weakref
 
@@ -423,10 +424,15 @@ class device(str):
 
 def device_name(d):
     """'cpu' or 'gpu' for any accepted spelling of a device ('cuda:0', autograd.device('cuda'),
-    'gpu' ...); RuntimeError for others (see device)."""
-    if d == "cpu" or d == "gpu":
-        return str(d)
-    return str(device(d))
+    'gpu' ...); RuntimeError for others (see device). A GPU ordinal ('cuda:1') names the device
+    this process uses: before the first GPU operation it chooses it, afterwards it must be the
+    one in use (RuntimeError otherwise; one device per process, see autograd.cuda)."""
+    if type(d) is str and (d == "cpu" or d == "gpu"):
+        return d
+    d = device(d)
+    if d.index is not None and d == "gpu":
+        importlib.import_module("carray.opencl").select(d.index)
+    return str(d)
 
 
 _DEVICES = {}

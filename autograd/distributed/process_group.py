@@ -7,9 +7,14 @@ Faults: once a group exists, an uncaught exception on one rank calls MPI Abort (
 sys.excepthook), so the other ranks stop instead of waiting forever in a collective; and every
 collective waits at most `timeout` (init_process_group's argument, 30 minutes by default, as
 torch's) before raising RuntimeError.
+
+Devices: init_process_group sets LOCAL_RANK and LOCAL_WORLD_SIZE (as torchrun does) from MPI's
+shared-memory split, and on a machine with several OpenCL GPUs gives each of its ranks its own
+(local rank modulo the count) unless the process chose one before (autograd.cuda.set_device).
 """
 
 import datetime
+import importlib
 import os
 import sys
 
@@ -119,9 +124,37 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     _group = _Group(mpi, comm, timeout.total_seconds())
     os.environ.setdefault("RANK", str(_group.rank))
     os.environ.setdefault("WORLD_SIZE", str(_group.size))
+    local_rank, local_size = _local_rank(mpi, comm)
+    os.environ.setdefault("LOCAL_RANK", str(local_rank))
+    os.environ.setdefault("LOCAL_WORLD_SIZE", str(local_size))
+    if local_size > 1:
+        _spread_over_devices(local_rank)
     if _old_excepthook is None:
         _old_excepthook = sys.excepthook
         sys.excepthook = _abort_on_exception
+
+
+def _local_rank(mpi, comm):
+    """(this process's rank among those on its machine, how many there are): MPI's
+    shared-memory split of the communicator (what torchrun's LOCAL_RANK says)."""
+    local = comm.Split_type(mpi.COMM_TYPE_SHARED, key=comm.Get_rank())
+    try:
+        return local.Get_rank(), local.Get_size()
+    finally:
+        local.Free()
+
+
+def _spread_over_devices(local_rank):
+    """One OpenCL device per rank of a machine with several (device local_rank % count), unless
+    the process already chose one (autograd.cuda.set_device, a first "cuda:i") or used it.
+    Nothing happens without pyopencl or an OpenCL device: CPU training needs neither."""
+    try:
+        opencl = importlib.import_module("carray.opencl")
+        count = opencl.device_count()
+    except Exception:       # no pyopencl, no driver, no device: the ranks train on the CPU
+        return
+    if count > 1:
+        opencl.suggest(local_rank % count)
 
 
 def _abort_on_exception(exc_type, exc, tb):

@@ -10,6 +10,8 @@ _sort, _matmul, _index, _transfer, _nn.
 As a public name, `carray.opencl` reports the device `device="gpu"` uses: `print(carray.opencl)`,
 `carray.opencl.name`, `.queue`, `.context`, `.fp64` (the Runtime's attributes; reading one makes
 the runtime, raising ImportError without pyopencl and RuntimeError without an OpenCL device).
+`carray.opencl.device_count()` counts the devices a process may use and `select(i)` picks one
+before the first GPU operation (one device per process; several GPUs: one process each).
 """
 
 import sys
@@ -20,7 +22,15 @@ from carray.opencl._elementwise import run as elementwise
 from carray.opencl._index import move_blocks
 from carray.opencl._matmul import matmul
 from carray.opencl._reduce import arg, reduce
-from carray.opencl._runtime import runtime
+from carray.opencl._runtime import (
+    device_count,
+    device_name,
+    is_initialized,
+    runtime,
+    select,
+    selected,
+    suggest,
+)
 from carray.opencl._scan import scan
 from carray.opencl._sort import sort_lanes
 from carray.opencl._transfer import copy_into, download, upload
@@ -28,7 +38,10 @@ from carray.opencl._transfer import copy_into, download, upload
 # The backend contract: what carray.ops and carray.core call for device arrays. A new backend
 # provides these names; carray.nn calls the `nn` module's names, which carray.cpu._nn also has.
 __all__ = ["runtime", "upload", "download", "copy_into", "elementwise", "reduce", "arg", "scan",
-           "sort_lanes", "matmul", "move_blocks", "nn"]
+           "sort_lanes", "matmul", "move_blocks", "nn",
+           # the devices (one per process): how many there are, which one this process uses
+           "device_count", "device_name", "is_initialized", "select", "selected",
+           "suggest"]
 
 
 def __getattr__(name):

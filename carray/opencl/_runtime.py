@@ -1,10 +1,14 @@
-"""The OpenCL runtime carray uses: one device, its context, in-order queue and buffer pool.
+"""The OpenCL runtime carray uses: one device per process, its context, in-order queue and pool.
 
-Chosen once, on first use: the device named by CARRAY_OPENCL_DEVICE (a substring of the device
-or platform name, or "platform:device" indices such as "0:1"), else the first GPU, else the
-first OpenCL device of any kind. pyopencl is imported here, lazily: `import carray` never does.
+The devices a process may use are numbered (ordinals, as CUDA numbers GPUs): those
+CARRAY_OPENCL_DEVICE names (a substring of the device or platform name, or "platform:device"
+indices such as "0:1"), else every GPU, else every OpenCL device of any kind. The runtime is made
+on first use, on ordinal 0 unless select(ordinal) chose another before (autograd.cuda.set_device,
+or init_process_group picking one GPU per local rank). pyopencl is imported here, lazily:
+`import carray` never does.
 """
 
+import operator
 import os
 import threading
 
@@ -76,33 +80,112 @@ def _all_devices(cl):
     return platforms, out
 
 
-def _choose(cl):
-    """The device CARRAY_OPENCL_DEVICE names, else the first GPU, else the first device.
+_found = {}     # CARRAY_OPENCL_DEVICE's value -> the devices it leaves (enumerated once)
 
-    Raises RuntimeError when there is no OpenCL device or the named one does not exist."""
+
+def _candidates(cl):
+    """The devices a process may use, in ordinal order (see the module docstring).
+
+    Raises RuntimeError when there is no OpenCL device or CARRAY_OPENCL_DEVICE names none."""
+    wanted = os.environ.get("CARRAY_OPENCL_DEVICE", "").strip()
+    if wanted not in _found:
+        _found[wanted] = _enumerate(cl, wanted)
+    return _found[wanted]
+
+
+def _enumerate(cl, wanted):
+    """_candidates' work: every device, filtered by CARRAY_OPENCL_DEVICE's value `wanted`."""
     platforms, devices = _all_devices(cl)
     if not devices:
         raise RuntimeError("device='gpu' needs an OpenCL device, but no OpenCL platform or "
                            "device was found; install a driver (or pocl-binary-distribution "
                            "to run on the CPU)")
-    wanted = os.environ.get("CARRAY_OPENCL_DEVICE", "").strip()
     if wanted:
         if ":" in wanted and all(part.isdigit() for part in wanted.split(":")):
             pi, di = (int(x) for x in wanted.split(":"))
             try:
-                return platforms[pi].get_devices()[di]
+                return [platforms[pi].get_devices()[di]]
             except (IndexError, cl.Error):
                 pass
-        for d in devices:
-            if wanted.lower() in d.name.lower() or wanted.lower() in d.platform.name.lower():
-                return d
+        named = [d for d in devices
+                 if wanted.lower() in d.name.lower() or wanted.lower() in d.platform.name.lower()]
+        if named:
+            return named
         names = ", ".join(repr(d.name.strip()) for d in devices)
         raise RuntimeError(f"CARRAY_OPENCL_DEVICE={wanted!r} matches no OpenCL device; "
                            f"found {names}")
-    for d in devices:
-        if d.type & cl.device_type.GPU:
-            return d
-    return devices[0]
+    gpus = [d for d in devices if d.type & cl.device_type.GPU]
+    return gpus or devices
+
+
+_selected = 0       # the ordinal the runtime is (or will be) made on
+_chosen = False     # whether select() chose it (suggest() then leaves it)
+
+
+def device_count():
+    """The number of devices a process may select (ordinals 0 .. count - 1).
+
+    ImportError without pyopencl, RuntimeError without an OpenCL device."""
+    return len(_candidates(_import_pyopencl()))
+
+
+def device_name(ordinal):
+    """The name of device `ordinal` (without making a runtime for it). IndexError when out of
+    range, ImportError without pyopencl, RuntimeError without an OpenCL device."""
+    devices = _candidates(_import_pyopencl())
+    if not 0 <= ordinal < len(devices):
+        raise IndexError(f"device ordinal {ordinal} out of range: {len(devices)} OpenCL "
+                         f"device{'s' if len(devices) != 1 else ''}")
+    return devices[ordinal].name.strip()
+
+
+def is_initialized():
+    """True once this process's runtime (context, queue) has been made."""
+    return _runtime is not None
+
+
+def selected():
+    """The ordinal of the device this process uses (made or about to be made)."""
+    return _selected
+
+
+def select(ordinal):
+    """Use device `ordinal` in this process. Before the runtime exists this chooses the device
+    it is made on; afterwards only the device in use may be named.
+
+    TypeError for a non-integer, RuntimeError for an ordinal out of range or, once the runtime
+    exists, for another device than the one in use (one device per process)."""
+    global _selected, _chosen
+    try:
+        ordinal = operator.index(ordinal)
+    except TypeError:
+        raise TypeError(f"device ordinal must be an int, not {type(ordinal).__name__}") from None
+    with _runtime_lock:
+        if _runtime is not None:
+            if ordinal != _selected:
+                raise RuntimeError(
+                    f"this process already uses OpenCL device {_selected} "
+                    f"({_runtime.name!r}); carray uses one device per process, so choose "
+                    f"device {ordinal} before the first GPU operation (e.g. "
+                    f"autograd.cuda.set_device({ordinal}) at the start, or one process per "
+                    f"device with mpiexec)")
+            return
+        count = len(_candidates(_import_pyopencl()))
+        if not 0 <= ordinal < count:
+            raise RuntimeError(f"invalid device ordinal {ordinal}: {count} OpenCL "
+                               f"device{'s' if count != 1 else ''} "
+                               f"(ordinals 0..{count - 1})")
+        _selected = ordinal
+        _chosen = True
+
+
+def suggest(ordinal):
+    """select(ordinal) unless this process already chose a device (select) or made its
+    runtime: how init_process_group spreads the ranks of one machine over its devices. Returns
+    the ordinal in use."""
+    if not _chosen and _runtime is None:
+        select(ordinal)
+    return _selected
 
 
 def runtime():
@@ -113,5 +196,5 @@ def runtime():
         with _runtime_lock:     # threads' first uses at once must share one context
             if _runtime is None:
                 cl = _import_pyopencl()
-                _runtime = Runtime(cl, _choose(cl))
+                _runtime = Runtime(cl, _candidates(cl)[_selected])
     return _runtime

@@ -19,7 +19,7 @@ def test_cuda_is_the_gpu_module():
 
 def test_is_available_matches_carray():
     assert autograd.cuda.is_available() is have_gpu()
-    assert autograd.cuda.device_count() == (1 if have_gpu() else 0)
+    assert autograd.cuda.device_count() == (carray.opencl.device_count() if have_gpu() else 0)
     assert autograd.accelerator.is_available() is have_gpu()
     assert autograd.accelerator.device_count() == autograd.cuda.device_count()
 
@@ -32,8 +32,9 @@ def test_device_functions():
     assert cuda.current_device() == 0
     cuda.set_device(0)
     cuda.set_device("cuda:0")
-    with pytest.raises(RuntimeError, match="invalid device ordinal 1"):
-        cuda.set_device(1)
+    n = cuda.device_count()
+    with pytest.raises(RuntimeError, match=f"invalid device ordinal {n}"):
+        cuda.set_device(n)
     with pytest.raises(ValueError, match="Expected a cuda device"):
         cuda.set_device("cpu")
     with cuda.device(0):
