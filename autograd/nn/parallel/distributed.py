@@ -3,8 +3,9 @@ averaged over the ranks during backward.
 
 How the gradients travel: parameters are grouped, in reverse registration order (roughly the
 order backward produces their gradients), into buckets of at most bucket_cap_mb. A
-post-accumulate-grad hook on each parameter copies its new .grad into its bucket's host buffer;
-when a bucket is full it is all-reduced asynchronously (MPI Iallreduce), so communication
+post-accumulate-grad hook on each parameter copies its new .grad into its bucket's buffer (on the
+GPU a device buffer, read to the host once the bucket is full); when a bucket is full it is
+all-reduced asynchronously (MPI Iallreduce), so communication
 overlaps the rest of backward. Buckets start in the same order on every rank. A callback queued
 on the engine (autograd.engine.queue_callback) waits for all of them at the end of backward and
 writes the averages back into .grad.
@@ -31,7 +32,10 @@ _UNFINISHED = (
 
 
 class _Bucket:
-    """Parameters whose gradients travel together in one host buffer."""
+    """Parameters whose gradients travel together in one host buffer (flat). On the GPU the
+    gradients first gather in a device buffer of the same layout (device copies, no waiting),
+    which crosses to the host in one read when the bucket is full and back in one write at the
+    end of backward: two transfers per bucket instead of two per parameter."""
 
     def __init__(self, params, dtype):
         self.params = params
@@ -41,6 +45,7 @@ class _Bucket:
             self.offsets.append(n)
             n += p.numel()
         self.flat = carray.zeros(n, dtype=dtype)
+        self.device_flat = None
         self.ready = [False] * len(params)
         self.pending = len(params)
         self.work = None
@@ -50,28 +55,50 @@ class _Bucket:
         self.pending = len(self.params)
         self.work = None
 
+    def _staging(self):
+        """The buffer gradients gather in: flat on the CPU, else a device buffer on the
+        parameters' device (made on first use, remade if the module moved)."""
+        dev = self.params[0].array.device
+        if dev == "cpu":
+            return self.flat
+        if self.device_flat is None or self.device_flat.device != dev:
+            self.device_flat = carray.zeros(self.flat.shape[0], dtype=self.flat.dtype,
+                                            device=dev)
+        return self.device_flat
+
     def put(self, i, grad):
-        """Copy parameter i's gradient (None: zeros) into the buffer."""
+        """Copy parameter i's gradient (None: zeros) into the staging buffer."""
         a, n = self.offsets[i], self.params[i].numel()
+        buf = self._staging()
         if grad is None:
-            self.flat[a:a + n] = 0
+            buf[a:a + n] = 0
         else:
-            g = grad.array if grad.array.device == "cpu" else grad.array.to("cpu")
-            self.flat[a:a + n] = g.reshape(-1)
+            buf[a:a + n] = grad.array.reshape(-1)
         self.ready[i] = True
         self.pending -= 1
 
+    def to_host(self):
+        """The full bucket's gradients into flat, ready for MPI (one read on the GPU)."""
+        buf = self._staging()
+        if buf is not self.flat:
+            self.flat[...] = buf
+
+    def to_device(self):
+        """The averaged flat back into the staging buffer (one write on the GPU)."""
+        buf = self._staging()
+        if buf is not self.flat:
+            buf[...] = self.flat
+
     def take(self, i, world, used):
-        """Write the averaged gradient back into parameter i's .grad."""
+        """Write the averaged gradient back into parameter i's .grad (after to_device)."""
         p = self.params[i]
         a, n = self.offsets[i], p.numel()
-        avg = self.flat[a:a + n].reshape(p.shape)
+        avg = self._staging()[a:a + n].reshape(p.shape)
         if p.grad is None:
             if used:
-                p.grad = Tensor._wrap(avg.copy() if p.array.device == "cpu"
-                                      else avg.to(p.array.device))
+                p.grad = Tensor._wrap(avg.copy())
             return
-        p.grad.array[...] = avg if p.grad.array.device == "cpu" else avg.to(p.grad.array.device)
+        p.grad.array[...] = avg
         p.grad._vc[0] += 1
 
 
@@ -218,6 +245,7 @@ class DistributedDataParallel(Module):
             bucket = self._buckets[self._next_launch]
             if bucket.pending:
                 return
+            bucket.to_host()
             bucket.work = _all_reduce_host_sum(bucket.flat)
             self._next_launch += 1
 
@@ -244,6 +272,7 @@ class DistributedDataParallel(Module):
         for bucket in self._buckets:
             bucket.work.wait()
             bucket.flat /= self._world
+            bucket.to_device()
         for n, p in enumerate(self._params):
             b, i = self._where[id(p)]
             self._buckets[b].take(i, self._world, used is None or int(used[n]) > 0)
