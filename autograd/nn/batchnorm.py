@@ -11,9 +11,10 @@ from autograd.nn.parameter import Parameter
 __all__ = ["BatchNorm1d", "BatchNorm2d"]
 
 
-class _BatchNorm(Module):
-    """Common part: weight (1) and bias (0, unless bias=False) when affine; running_mean (0),
-    running_var (1) and num_batches_tracked (int64 0) buffers when track_running_stats."""
+class _NormBase(Module):
+    """What batch and instance norm share (torch.nn.modules.batchnorm._NormBase): weight (1)
+    and bias (0, unless bias=False) when affine; running_mean (0), running_var (1) and
+    num_batches_tracked (int64 0) buffers when track_running_stats."""
 
     _expected_dims = ()
     _optional_state = ("num_batches_tracked",)  # older checkpoints lack it (PyTorch keeps ours)
@@ -68,6 +69,16 @@ class _BatchNorm(Module):
             want = " or ".join(f"{d}D" for d in self._expected_dims)
             raise ValueError(f"expected {want} input (got {input.dim()}D input)")
 
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
+
+
+class _BatchNorm(_NormBase):
+    """Batch norm's forward: batch statistics while training (updating the running ones), the
+    running statistics in eval mode (the base of BatchNorm1d/2d, as in PyTorch)."""
+
     def forward(self, input):
         """ValueError for inputs of the wrong rank."""
         self._check_input_dim(input)
@@ -82,11 +93,6 @@ class _BatchNorm(Module):
         return F.batch_norm(input, self.running_mean if use_running else None,
                             self.running_var if use_running else None, self.weight, self.bias,
                             batch_stats, factor, self.eps)
-
-    def extra_repr(self):
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, bias={self.bias is not None}, "
-                f"track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):

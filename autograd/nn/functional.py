@@ -31,7 +31,6 @@ from autograd.ops.inplace import inplace as _inplace
 from autograd.ops.nn import (
     Addmm,
     AvgPool2D,
-    BatchNormTrain,
     Convolution,
     CrossEntropy,
     Embedding,
@@ -44,6 +43,7 @@ from autograd.ops.nn import (
     Targets,
     leaky_relu_data,
 )
+from autograd.ops.nn_composite import BatchNormEval, BatchNormTraining, ModePad  # onnx
 from autograd.ops.normalization import NativeLayerNorm, RmsNorm  # h3: normalisation
 
 __all__ = [
@@ -532,36 +532,16 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         raise TypeError(f"batch_norm(): argument 'momentum' must be float, not "
                         f"{type(momentum).__name__}")
     _check_float("batch_norm", input)
-    cshape = (1, n_channels) + (1,) * (input.ndim - 2)
     if training:
         m = input.numel() // n_channels if n_channels else 0
         if m == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size {_size(input.shape)}")
-        stats = []
-        out = BatchNormTrain.apply(input, weight, bias, eps, stats)
-        if running_mean is not None and running_var is not None and stats:
-            mean, var = stats
-            _update_running(running_mean, mean, momentum)
-            _update_running(running_var, carray.multiply(var, m / (m - 1)), momentum)
-        return out
+        return BatchNormTraining.apply(input, running_mean, running_var, weight, bias, momentum,
+                                       eps)
     if running_mean is None or running_var is None:
         raise RuntimeError("running_mean must be defined in evaluation mode")
-    scale = (running_var.detach() + eps).rsqrt()
-    if weight is not None:
-        scale = scale * weight
-    shift = -running_mean.detach() * scale
-    if bias is not None:
-        shift = shift + bias
-    return input * scale.reshape(cshape) + shift.reshape(cshape)
-
-
-def _update_running(r, batch, momentum):
-    """r = (1 - momentum) r + momentum batch, in place (no graph) and counted as a change."""
-    d = r.array
-    carray.multiply(d, 1.0 - momentum, out=d)
-    carray.add(d, carray.multiply(batch.reshape(d.shape).astype(d.dtype), momentum), out=d)
-    r._vc[0] += 1
+    return BatchNormEval.apply(input, running_mean, running_var, weight, bias, eps)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -589,34 +569,7 @@ def pad(input, pad, mode="constant", value=None):
     if len(pad) % 2 or k not in (1, 2, 3) or nd not in (k + 1, k + 2):
         raise NotImplementedError(f"Padding size {len(pad)} is not supported for {nd}D input "
                                   f"tensor.")
-    out = input
-    for i in range(k):
-        dim = nd - 1 - i
-        lo, hi = pad[2 * i], pad[2 * i + 1]
-        out = Index.apply(out, (slice(None),) * dim + (_pad_index(mode, out.shape[dim], lo, hi,
-                                                                  dim, input.shape,
-                                                                  input.device),))
-    return out
-
-
-def _pad_index(mode, n, lo, hi, dim, shape, device="cpu"):
-    """Source positions along a dim of size n padded by (lo, hi) in mode, as an int64 array."""
-    if mode == "reflect" and (lo >= n or hi >= n):
-        raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
-                           f"input dimension, but got: padding ({lo}, {hi}) at dimension {dim} "
-                           f"of input {list(shape)}")
-    if mode == "circular" and (lo > n or hi > n):
-        raise RuntimeError("Padding value causes wrapping around more than once.")
-    if n == 0:
-        raise RuntimeError(f"{mode} padding of an empty dimension {dim} of input "
-                           f"{list(shape)}")
-    j = carray.arange(-lo, n + hi, device=device)
-    if mode == "replicate":
-        return carray.clip(j, 0, n - 1)
-    if mode == "circular":
-        return carray.remainder(j, n)
-    j = carray.abs(j)  # reflect: -j before the start, 2 (n - 1) - j past the end
-    return carray.where(carray.greater(j, n - 1), carray.subtract(2 * (n - 1), j), j)
+    return ModePad.apply(input, pad, mode)
 
 
 def one_hot(tensor, num_classes=-1):

@@ -7,7 +7,7 @@ import warnings
 from autograd import factories
 from autograd.nn import functional as F
 from autograd.nn import init
-from autograd.nn.batchnorm import _BatchNorm
+from autograd.nn.batchnorm import _NormBase
 from autograd.nn.module import Module
 from autograd.nn.parameter import Parameter
 
@@ -129,7 +129,7 @@ class GroupNorm(Module):
                 f"bias={self.bias is not None}")
 
 
-class _InstanceNorm(_BatchNorm):
+class _InstanceNorm(_NormBase):
     """Instance norm: each (sample, channel) plane normalised by its own statistics; affine and
     track_running_stats default to False. Inputs without the batch dim are accepted."""
 

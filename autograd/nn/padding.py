@@ -72,27 +72,33 @@ class ZeroPad2d(ConstantPad2d):
         return f"{self.padding}"
 
 
-class ReflectionPad1d(_PadNd):
-    """Pads the last dim with its mirror image, edge not repeated (torch.nn.ReflectionPad1d)."""
+class _ReflectionPadNd(_PadNd):
+    """ReflectionPad1d/2d's base (as torch.nn.modules.padding's)."""
 
     _mode = "reflect"
 
 
-class ReflectionPad2d(_PadNd):
+class _ReplicationPadNd(_PadNd):
+    """ReplicationPad1d/2d's base (as torch.nn.modules.padding's)."""
+
+    _mode = "replicate"
+
+
+class ReflectionPad1d(_ReflectionPadNd):
+    """Pads the last dim with its mirror image, edge not repeated (torch.nn.ReflectionPad1d)."""
+
+
+class ReflectionPad2d(_ReflectionPadNd):
     """Pads the last two dims by reflection (torch.nn.ReflectionPad2d)."""
 
     _n = 2
-    _mode = "reflect"
 
 
-class ReplicationPad1d(_PadNd):
+class ReplicationPad1d(_ReplicationPadNd):
     """Pads the last dim by repeating its edge values (torch.nn.ReplicationPad1d)."""
 
-    _mode = "replicate"
 
-
-class ReplicationPad2d(_PadNd):
+class ReplicationPad2d(_ReplicationPadNd):
     """Pads the last two dims by repeating the edges (torch.nn.ReplicationPad2d)."""
 
     _n = 2
-    _mode = "replicate"

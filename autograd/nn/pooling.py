@@ -1,36 +1,27 @@
 """1-d and adaptive pooling layers (MaxPool2d and AvgPool2d are in conv.py)."""
 
 from autograd.nn import functional as F
-from autograd.nn.module import Module
+from autograd.nn._pool_base import (
+    _AdaptiveAvgPoolNd,
+    _AdaptiveMaxPoolNd,
+    _AvgPoolNd,
+    _MaxPoolNd,
+)
 
 __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
            "AvgPool1d", "MaxPool1d"]
 
 
-class MaxPool1d(Module):
+class MaxPool1d(_MaxPoolNd):
     """Maximum over kernel_size windows of (N, C, L) moved by stride (default kernel_size)
     (torch.nn.MaxPool1d); with return_indices also the argmax positions."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
-                 ceil_mode=False):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.dilation = dilation
-        self.return_indices = return_indices
-        self.ceil_mode = ceil_mode
 
     def forward(self, input):
         return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
-    def extra_repr(self):
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, "
-                f"padding={self.padding}, dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
-
-class AvgPool1d(Module):
+class AvgPool1d(_AvgPoolNd):
     """Mean over kernel_size windows of (N, C, L) moved by stride (default kernel_size)
     (torch.nn.AvgPool1d); padding counts in the mean unless count_include_pad=False."""
 
@@ -47,49 +38,28 @@ class AvgPool1d(Module):
         return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad)
 
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
 
 def _single(v):
     return tuple(v) if isinstance(v, (tuple, list)) else (v,)
 
 
-class _AdaptivePool(Module):
-    def __init__(self, output_size, return_indices=False):
-        super().__init__()
-        self.output_size = output_size
-        self.return_indices = return_indices
-
-    def extra_repr(self):
-        return f"output_size={self.output_size}"
-
-
-class AdaptiveAvgPool1d(_AdaptivePool):
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
     """Average pooling of (N, C, L) to output_size windows of adaptive size
     (torch.nn.AdaptiveAvgPool1d)."""
-
-    def __init__(self, output_size):
-        super().__init__(output_size)
-        del self.return_indices
 
     def forward(self, input):
         return F.adaptive_avg_pool1d(input, self.output_size)
 
 
-class AdaptiveAvgPool2d(_AdaptivePool):
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     """Average pooling of (N, C, H, W) to output_size (an int, a pair, None for the input's
     size) windows of adaptive size (torch.nn.AdaptiveAvgPool2d)."""
-
-    def __init__(self, output_size):
-        super().__init__(output_size)
-        del self.return_indices
 
     def forward(self, input):
         return F.adaptive_avg_pool2d(input, self.output_size)
 
 
-class AdaptiveMaxPool1d(_AdaptivePool):
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
     """Max pooling of (N, C, L) to output_size windows of adaptive size, optionally with the
     argmax positions (torch.nn.AdaptiveMaxPool1d)."""
 
@@ -97,7 +67,7 @@ class AdaptiveMaxPool1d(_AdaptivePool):
         return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
 
 
-class AdaptiveMaxPool2d(_AdaptivePool):
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     """Max pooling of (N, C, H, W) to output_size windows of adaptive size, optionally with
     the flat (H x W) argmax positions (torch.nn.AdaptiveMaxPool2d)."""
 

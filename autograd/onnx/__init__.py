@@ -10,6 +10,6 @@ Function applied (autograd/function.py's set_tracer); each recorded op becomes O
 """
 
 from autograd.onnx._errors import UnsupportedOperatorError
-from autograd.onnx._export import export
+from autograd.onnx._export import TrainingMode, export
 
-__all__ = ["UnsupportedOperatorError", "export"]
+__all__ = ["TrainingMode", "UnsupportedOperatorError", "export"]

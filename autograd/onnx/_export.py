@@ -1,15 +1,26 @@
 """autograd.onnx.export: trace the model once (twice with dynamic axes) and write the graph."""
 
+import enum
 import inspect
 
 import carray
 from autograd.grad_mode import no_grad
+from autograd.nn.dropout import Dropout
 from autograd.onnx._errors import UnsupportedOperatorError
 from autograd.onnx._graph import Graph, Tracer
 from autograd.onnx._symbolic import SYMBOLICS
 from autograd.tensor import Tensor
 
 _DEFAULT_OPSET = 17
+
+
+class TrainingMode(enum.IntEnum):
+    """The mode export runs the model in (torch.onnx.TrainingMode): EVAL (the default) puts it
+    in eval mode, PRESERVE keeps its mode, TRAINING puts it in training mode."""
+
+    EVAL = 0
+    PRESERVE = 1
+    TRAINING = 2
 
 
 def _import_onnx():
@@ -22,14 +33,18 @@ def _import_onnx():
 
 
 def export(model, args, f, input_names=None, output_names=None, dynamic_axes=None,
-           opset_version=None):
-    """Export model (an autograd.nn.Module, run in eval mode on the example args, a Tensor or a
-    tuple of them) to the ONNX file f (a path or a binary file object), as torch.onnx.export.
-    Parameters and buffers become initializers under their state_dict names; input_names and
+           opset_version=None, training=TrainingMode.EVAL):
+    """Export model (an autograd.nn.Module, run on the example args, a Tensor or a tuple of
+    them) to the ONNX file f (a path or a binary file object), as torch.onnx.export.
+    Parameters and buffers become initializers under their state_dict names (in training mode
+    the running statistics after the one traced forward, as torch.onnx); input_names and
     output_names name the graph's inputs and outputs; dynamic_axes ({name: {axis: "label"}} or
-    {name: [axes]}) makes those axes symbolic. Default opset: 17. Raises ImportError without the
-    onnx package, autograd.onnx.UnsupportedOperatorError for an op with no ONNX mapping,
-    ValueError for names that do not match the inputs/outputs."""
+    {name: [axes]}) makes those axes symbolic. Default opset: 17. training (a TrainingMode)
+    picks the mode the model runs in, eval by default; in training mode batch norm uses batch
+    statistics (BatchNormalization with training_mode=1, as torch.onnx). Raises ImportError
+    without the onnx package, autograd.onnx.UnsupportedOperatorError for an op with no ONNX
+    mapping and for a dropout module in training mode (named), ValueError for names that do
+    not match the inputs/outputs or an unknown training mode."""
     onnx = _import_onnx()
     opset = _DEFAULT_OPSET if opset_version is None else int(opset_version)
     args = (args,) if isinstance(args, Tensor) else tuple(args)
@@ -45,13 +60,20 @@ def export(model, args, f, input_names=None, output_names=None, dynamic_axes=Non
     dynamic_axes = {k: _axes_dict(k, v) for k, v in (dynamic_axes or {}).items()}
 
     was_training = model.training
-    model.eval()
+    _set_mode(model, training)
     try:
-        records, outputs = _trace(model, args)
+        _check_no_dropout(model)
+        records, outputs, where = _trace(model, args, with_modules=True)
         alt = None
         dyn_inputs = {i: dynamic_axes[n] for i, n in enumerate(input_names) if n in dynamic_axes}
         if dyn_inputs:
-            records2, outputs2 = _trace(model, _grown(args, dyn_inputs))
+            # the second trace must not update running statistics a second time
+            buffers = [(b, b.array.copy()) for b in model.buffers()]
+            try:
+                records2, outputs2, _ = _trace(model, _grown(args, dyn_inputs))
+            finally:
+                for b, saved in buffers:
+                    b.array[...] = saved
             alt = _alt_shapes(records, records2)
     finally:
         model.train(was_training)
@@ -78,8 +100,9 @@ def export(model, args, f, input_names=None, output_names=None, dynamic_axes=Non
             continue  # nothing from the inputs or parameters: the result is a constant
         emit = SYMBOLICS.get(cls)
         if emit is None:
-            raise UnsupportedOperatorError(f"Exporting the operator '{cls.__name__}' to ONNX "
-                                           f"opset version {opset} is not supported")
+            raise UnsupportedOperatorError(f"Exporting the operator '{cls.__name__}'"
+                                           f"{_in_module(where[i])} to ONNX opset version "
+                                           f"{opset} is not supported")
         op = _Op(a, kw, result, opset, alt[i] if alt is not None else None)
         names = emit(g, op)
         if isinstance(result, tuple):
@@ -105,6 +128,28 @@ def export(model, args, f, input_names=None, output_names=None, dynamic_axes=Non
     proto.ir_version = min(proto.ir_version, 10)  # what current runtimes read
     onnx.checker.check_model(proto)
     onnx.save(proto, f)
+
+
+def _set_mode(model, training):
+    if training == TrainingMode.EVAL:
+        model.eval()
+    elif training == TrainingMode.TRAINING:
+        model.train()
+    elif training != TrainingMode.PRESERVE:
+        raise ValueError(f"export(): training must be an autograd.onnx.TrainingMode, not "
+                         f"{training!r}")
+
+
+def _check_no_dropout(model):
+    """A dropout in training mode draws its mask while tracing (it would be folded into a
+    constant): UnsupportedOperatorError naming the module."""
+    for name, m in model.named_modules():
+        p = m.p if isinstance(m, Dropout) else getattr(m, "dropout", None)
+        if m.training and isinstance(p, float) and p > 0:
+            raise UnsupportedOperatorError(
+                f"Exporting {type(m).__name__} module '{name or type(m).__name__}' in training "
+                f"mode (dropout p={p}) to ONNX is not supported: export in eval mode "
+                f"(training=TrainingMode.EVAL, the default)")
 
 
 class _Op:
@@ -136,10 +181,36 @@ def _axes_dict(name, axes):
                      f"{type(axes).__name__}")
 
 
-def _trace(model, args):
-    with no_grad(), Tracer() as tracer:
-        outputs = model(*args)
-    return tracer.records, outputs
+def _trace(model, args, with_modules=False):
+    """Run model on args with the tracer set: (records, outputs, the module of each record).
+    with_modules: forward hooks on every submodule tell the tracer which module runs."""
+    tracer = Tracer()
+    handles = []
+
+    def leave(module, inputs, output):
+        tracer.modules.pop()
+
+    if with_modules:
+        for name, m in model.named_modules():
+            entry = (name or type(model).__name__, m)
+            handles.append(m.register_forward_pre_hook(
+                lambda mod, a, e=entry: tracer.modules.append(e), prepend=True))
+            handles.append(m.register_forward_hook(leave))
+    try:
+        with no_grad(), tracer:
+            outputs = model(*args)
+    finally:
+        for h in handles:
+            h.remove()
+    return tracer.records, outputs, tracer.where
+
+
+def _in_module(entry):
+    """' in module 'name' (Class)' for an error message, or '' outside every module."""
+    if entry is None:
+        return ""
+    name, m = entry
+    return f" in module '{name}' ({type(m).__name__})"
 
 
 def _grown(args, dyn_inputs):

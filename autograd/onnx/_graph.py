@@ -26,6 +26,8 @@ class Tracer:
 
     def __init__(self):
         self.records = []
+        self.modules = []   # (dotted name, Module) of the forwards running now, innermost last
+        self.where = []     # per record: the innermost module running it, or None
 
     def __call__(self, cls, args, kwargs):
         prev = function.set_tracer(None)
@@ -34,6 +36,7 @@ class Tracer:
         finally:
             function.set_tracer(prev)
         self.records.append((cls, args, kwargs, result))
+        self.where.append(self.modules[-1] if self.modules else None)
         return result
 
     def __enter__(self):

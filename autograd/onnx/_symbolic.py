@@ -9,6 +9,8 @@ import math
 
 from autograd.onnx._errors import UnsupportedOperatorError
 from autograd.onnx._graph import np_dtype
+from autograd.onnx._symbolic_cnn import SYMBOLICS as _CNN_SYMBOLICS
+from autograd.onnx._symbolic_cnn import conv_node
 from autograd.ops import elementwise as E
 from autograd.ops import linalg, normalization, reduce, shape
 from autograd.ops import nn as N
@@ -133,27 +135,7 @@ def _pair(v):
 
 def _conv(g, op):
     x, w, b, stride, padding, dilation = op.args
-    k = w.shape[2:]
-    d = _pair(dilation)
-    if isinstance(padding, str):
-        if padding == "same":
-            pads = []
-            for dd, kk in zip(d, k):
-                total = dd * (kk - 1)
-                pads.append((total // 2, total - total // 2))
-            pads = [pads[0][0], pads[1][0], pads[0][1], pads[1][1]]
-        else:
-            pads = [0, 0, 0, 0]
-    else:
-        p = _pair(padding)
-        pads = [p[0], p[1], p[0], p[1]]
-    xn = g.value(x)
-    if x.ndim == 3:
-        xn = g.node("Unsqueeze", [xn, g.ints([0])])
-    ins = [xn, g.value(w)] + ([g.value(b)] if b is not None else [])
-    out = g.node("Conv", ins, kernel_shape=list(k), strides=list(_pair(stride)), pads=pads,
-                 dilations=list(d))
-    return g.node("Squeeze", [out, g.ints([0])]) if x.ndim == 3 else out
+    return conv_node(g, x, w, b, stride, padding, dilation)
 
 
 def _pool_input(g, x):
@@ -405,3 +387,4 @@ SYMBOLICS = {
     shape.Clone: _identity, shape.ToCopy: _to_copy, shape.Cat: _cat, shape.Stack: _stack,
     shape.Index: _index,
 }
+SYMBOLICS.update(_CNN_SYMBOLICS)

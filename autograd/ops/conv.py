@@ -12,6 +12,7 @@ import numbers
 import operator
 
 import carray
+from autograd.ops._composite import Composite
 from autograd.ops._util import Builtin, wrap
 from autograd.ops.nn import Conv2dGradInput, Convolution
 from autograd.ops.shape import Pad
@@ -202,7 +203,19 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
 
 def conv2d_groups(input, weight, bias, stride, padding, dilation, groups):
     """conv2d with groups > 1 (the caller checked the channels): each group's columns times its
-    weights, all groups in one batched matmul."""
+    weights, all groups in one batched matmul (one GroupedConv2d application)."""
+    return GroupedConv2d.apply(input, weight, bias, stride, padding, dilation, groups)
+
+
+class GroupedConv2d(Composite):
+    """conv2d with groups > 1 as one traced op (autograd.onnx: a Conv node with `group`)."""
+
+    @staticmethod
+    def compute(input, weight, bias, stride, padding, dilation, groups):
+        return _conv2d_groups(input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv2d_groups(input, weight, bias, stride, padding, dilation, groups):
     unbatched = input.ndim == 3
     x = input.unsqueeze(0) if unbatched else input
     k = tuple(weight.shape[2:])
@@ -348,16 +361,27 @@ def _conv_transpose(op, nd, input, weight, bias, stride, padding, output_padding
                            f"bias to be 1-dimensional with {weight.shape[1] * groups} elements, "
                            f"but got bias of size {_size(bias.shape)} instead")
     x = input.unsqueeze(0) if input.ndim == nd + 1 else input
-    w = weight
-    if nd == 1:
-        x, w = x.unsqueeze(-2), w.unsqueeze(-2)
-        s, p, o, d = (1,) + s, (0,) + p, (0,) + o, (1,) + d
-    out = _transposed(x, w, s, p, o, d, groups)
-    if nd == 1:
-        out = out.squeeze(-2)
-    if bias is not None:
-        out = out + bias.reshape((-1,) + (1,) * nd)
+    out = ConvTranspose.apply(x, weight, bias, s, p, o, d, groups)
     return out.squeeze(0) if input.ndim == nd + 1 else out
+
+
+class ConvTranspose(Composite):
+    """The transposed convolution of a batched (N, C_in, *) x, arguments checked and as tuples
+    of the spatial rank (1 or 2), as one traced op (autograd.onnx: a ConvTranspose node)."""
+
+    @staticmethod
+    def compute(x, weight, bias, s, p, o, d, groups):
+        nd = weight.ndim - 2
+        w = weight
+        if nd == 1:
+            x, w = x.unsqueeze(-2), w.unsqueeze(-2)
+            s, p, o, d = (1,) + s, (0,) + p, (0,) + o, (1,) + d
+        out = _transposed(x, w, s, p, o, d, groups)
+        if nd == 1:
+            out = out.squeeze(-2)
+        if bias is not None:
+            out = out + bias.reshape((-1,) + (1,) * nd)
+        return out
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,

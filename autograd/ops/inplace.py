@@ -11,9 +11,11 @@ this is how PyTorch rebases history after in-place ops on views.
 """
 
 import carray
+from autograd import function as _function
 from autograd._defaults import scalar_type_name
 from autograd.function import _check_inplace_allowed, replay, view_path
 from autograd.grad_mode import _state
+from autograd.ops._composite import Composite
 from autograd.ops._util import Builtin, data_of, meta, reduce_grad
 from autograd.ops.shape import Clone
 from autograd.tensor import Tensor
@@ -39,6 +41,11 @@ def inplace(t, graph_op, raw_op, others=(), saves_self=False):
         _check_inplace_allowed(t)
         src = Clone.apply(t) if saves_self else t
         commit(t, graph_op(src))
+    elif _function._tracer is not None:  # onnx area: autograd.onnx records the op
+        if t._base is not None:
+            raise RuntimeError("an in-place operation on a view cannot be exported to ONNX; "
+                               "use the out-of-place operation")
+        TracedCommit.apply(t, graph_op(t))
     else:
         try:
             raw_op()
@@ -46,6 +53,17 @@ def inplace(t, graph_op, raw_op, others=(), saves_self=False):
             raise RuntimeError(str(e)) from None
         t._vc[0] += 1
     return t
+
+
+class TracedCommit(Composite):
+    """An in-place op while autograd.onnx traces (grad mode off): `new`, the op computed out of
+    place, written into t's memory; the tracer then takes t as `new`'s value (onnx area)."""
+
+    @staticmethod
+    def compute(t, new):
+        t.array[...] = new.array
+        t._vc[0] += 1
+        return t
 
 
 def commit(t, new):

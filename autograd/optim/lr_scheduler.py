@@ -871,3 +871,11 @@ class OneCycleLR(LRScheduler):
 def _phase(end_step, start_lr, end_lr, start_momentum, end_momentum):
     return {"end_step": end_step, "start_lr": start_lr, "end_lr": end_lr,
             "start_momentum": start_momentum, "end_momentum": end_momentum}
+
+
+# -- onnx/isinstance area: PyTorch's old base name, still subclassed by custom schedulers --
+
+
+class _LRScheduler(LRScheduler):
+    """LRScheduler under its pre-2.0 name (torch.optim.lr_scheduler._LRScheduler): a subclass,
+    as in PyTorch, so custom schedulers written against it work unchanged."""

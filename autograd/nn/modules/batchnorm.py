@@ -4,4 +4,5 @@ from autograd.nn.batchnorm import (  # noqa: F401
     BatchNorm1d,
     BatchNorm2d,
     _BatchNorm,
+    _NormBase,
 )

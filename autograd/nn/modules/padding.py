@@ -10,4 +10,6 @@ from autograd.nn.padding import (  # noqa: F401
     ZeroPad1d,
     ZeroPad2d,
     _ConstantPadNd,
+    _ReflectionPadNd,
+    _ReplicationPadNd,
 )
