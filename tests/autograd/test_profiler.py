@@ -323,3 +323,13 @@ def test_export_chrome_trace(device, tmp_path):
         assert e["ph"] == "X" and e["dur"] >= 0
     if device == "gpu":
         assert any(e["pid"] == "GPU" for e in trace)
+
+
+def test_synchronize_is_a_clfinish_row(device):
+    if device != "gpu":
+        pytest.skip("synchronize needs the OpenCL device")
+    x = autograd.randn(4, device=device)
+    with profile() as prof:
+        x + x
+        autograd.cuda.synchronize()
+    assert _rows(prof)["clFinish"].count == 1
