@@ -37,8 +37,8 @@ import warnings
 
 from autograd import engine, function
 from autograd.tensor import Tensor
-from carray import opencl as _opencl
 from carray.opencl import _profiling as _opencl_profiling
+from carray.opencl._runtime import runtime as _opencl_runtime
 
 __all__ = ["profile", "record_function", "EventList", "FunctionEvent", "FunctionEventAvg"]
 
@@ -331,7 +331,7 @@ class _Recorder:
             stack.clear()
         if not self.device:
             return []
-        _opencl.runtime().queue.finish()
+        _opencl_runtime().queue.finish()
         out = []
         for dev, cl_event, t0 in self.device:
             try:
