@@ -291,3 +291,7 @@ from autograd.ops.extra_functions import (  # noqa: E402,F401
     pdist,
     relu_,
 )
+
+# -- profiler (issue 14): autograd.profiler, as torch.autograd.profiler / torch.profiler -------
+# isort: split
+from autograd import profiler  # noqa: E402,F401

@@ -26,6 +26,20 @@ __all__ = ["backward", "grad", "queue_callback"]
 # one list of end-of-backward callbacks per backward pass in progress (innermost last)
 _callbacks = []
 
+# The profiling hook of the backward pass (autograd.profiler): while set, each node's backward
+# (and each AccumulateGrad) runs between observer.begin(name) and observer.end(token). Read once
+# per pass, so a pass without a profiler pays nothing per node.
+_observer = None
+
+
+def set_observer(observer):
+    """Install observer (or None) as the backward pass's profiling hook; returns the previous
+    one."""
+    global _observer
+    prev = _observer
+    _observer = observer
+    return prev
+
 
 def queue_callback(callback):
     """Run callback() once the backward pass that is running now has finished all its nodes
@@ -112,6 +126,7 @@ def _run(roots, retain_graph, create_graph, capture=None, accumulate_only=None):
     _state.enabled = create_graph
     callbacks = []
     _callbacks.append(callbacks)
+    obs = _observer
     try:
         while ready:
             node = heapq.heappop(ready)[2]
@@ -134,14 +149,21 @@ def _run(roots, retain_graph, create_graph, capture=None, accumulate_only=None):
             if node.__class__ is AccumulateGrad:
                 if grads[0] is not None and targets is None and (
                         accumulate_only is None or id(node) in accumulate_only):
-                    _accumulate(node.variable, grads[0], create_graph)
+                    if obs is None:
+                        _accumulate(node.variable, grads[0], create_graph)
+                    else:
+                        _observed(obs, "AccumulateGrad", _accumulate, node.variable, grads[0],
+                                  create_graph)
                     if node.variable._post_acc_hooks:
                         for hook in list(node.variable._post_acc_hooks):
                             hook(node.variable)  # (register_post_accumulate_grad_hook)
                 continue
             for g in grads:
                 if g is not None:
-                    out = node._run_backward(grads)
+                    if obs is None:
+                        out = node._run_backward(grads)
+                    else:
+                        out = _observed(obs, node.name(), node._run_backward, grads)
                     break
             else:  # no gradient arrived: nothing to compute, but the edges still count down
                 out = (None,) * len(node.next_functions)
@@ -163,6 +185,15 @@ def _run(roots, retain_graph, create_graph, capture=None, accumulate_only=None):
     finally:
         _state.enabled = prev
         _callbacks.pop()
+
+
+def _observed(obs, name, fn, *args):
+    """fn(*args) as one profiled range named `name`."""
+    token = obs.begin(name)
+    try:
+        return fn(*args)
+    finally:
+        obs.end(token)
 
 
 def _queued(ready, node):

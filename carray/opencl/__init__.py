@@ -33,7 +33,7 @@ from carray.opencl._runtime import (
 )
 from carray.opencl._scan import scan
 from carray.opencl._sort import sort_lanes
-from carray.opencl._transfer import copy_into, download, upload
+from carray.opencl._transfer import copy_into, download, finish, upload
 
 # The backend contract: what carray.ops and carray.core call for device arrays. A new backend
 # provides these names; carray.nn calls the `nn` module's names, which carray.cpu._nn also has.

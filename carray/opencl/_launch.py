@@ -4,7 +4,9 @@ MAX_IN_FLIGHT of them queued at a time."""
 
 import collections
 import threading
+import time
 
+from carray.opencl import _profiling
 from carray.opencl._runtime import runtime
 
 # A cached kernel object is shared by every thread that launches it, and setting its arguments
@@ -56,7 +58,13 @@ _since_mark = 0                 # launches since the last kept event
 
 def _wait(event):
     """Wait for event (a launch MAX_IN_FLIGHT launches back) to complete."""
+    obs = _profiling.observer
+    if obs is None or event.command_execution_status == 0:     # (0: CL_COMPLETE, no wait)
+        event.wait()
+        return
+    t0 = time.perf_counter_ns()
     event.wait()
+    obs.wait("clWaitForEvents (queue bound)", t0)
 
 
 def _mark(queue, event):
@@ -78,6 +86,9 @@ def enqueue(queue, knl, gsize, lsize):
     if _cl_enqueue is None:
         from pyopencl._cl import enqueue_nd_range_kernel as _cl_enqueue
     event = _cl_enqueue(queue, knl, gsize, lsize, None, None, False, False)
+    obs = _profiling.observer
+    if obs is not None:
+        obs.kernel(knl, event)
     _since_mark += 1
     if _since_mark >= MARK_EVERY:
         _since_mark = 0

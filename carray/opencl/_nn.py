@@ -6,9 +6,10 @@ one kernel (optim.cl)."""
 
 import struct
 import threading
+import time
 
 import carray
-from carray.opencl import _cache
+from carray.opencl import _cache, _profiling
 from carray.opencl._launch import launch
 from carray.opencl._runtime import runtime
 from carray.opencl._types import CL_TYPES, FLOAT64
@@ -61,8 +62,12 @@ def read_flag_with_next_read():
     host = carray.empty((1,), dtype="int32")
     rt = runtime()
     # the event is kept (with host) until check_pending: pyopencl may wait when it is dropped
+    obs = _profiling.observer
+    t0 = time.perf_counter_ns() if obs is not None else 0
     event = rt.cl.enqueue_copy(rt.queue, memoryview(host).cast("B"), _bad._cl()[0],
                                src_offset=_bad._cl()[1] * 4, is_blocking=False)
+    if obs is not None:
+        obs.copy("DtoH", 4, event, False, t0)
     return host, event
 
 

@@ -27,7 +27,10 @@ class Runtime:
         self.name = device.name.strip()
         self.platform = device.platform.name.strip()
         self.context = cl.Context([device])
-        self.queue = cl.CommandQueue(self.context, device)
+        # profiling on: autograd.profiler reads kernels' device times from their events (no
+        # measurable cost per launch on PoCL)
+        self.queue = cl.CommandQueue(self.context, device,
+                                     properties=cl.command_queue_properties.PROFILING_ENABLE)
         self.pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(self.queue))
         self.fp64 = "cl_khr_fp64" in device.extensions or device.double_fp_config != 0
         self.max_alloc = device.max_mem_alloc_size

@@ -1,7 +1,10 @@
 """The one copy on the device: dst[...] = src with broadcasting and casting, between device
-arrays, from the host (upload) and to the host (download, the one place that waits)."""
+arrays, from the host (upload) and to the host (download, the one place that waits), and
+finish (the wait for the whole queue). Each reports to a running profiler (_profiling)."""
 
-from carray.opencl import _elementwise, _nn
+import time
+
+from carray.opencl import _elementwise, _nn, _profiling
 from carray.opencl._runtime import runtime
 
 
@@ -22,11 +25,17 @@ def download(a):
     buf, off, num, shape, _ = a._cl()
     host = carray.empty(shape, dtype=a.dtype)
     flag = _nn.read_flag_with_next_read()   # kernels' index checks, read with this read
+    obs = _profiling.observer
+    t0 = time.perf_counter_ns() if obs is not None else 0
     if host.size:
-        rt.cl.enqueue_copy(rt.queue, memoryview(host).cast("B"), buf,
-                           src_offset=off * a.itemsize, is_blocking=True)
+        event = rt.cl.enqueue_copy(rt.queue, memoryview(host).cast("B"), buf,
+                                   src_offset=off * a.itemsize, is_blocking=True)
+        if obs is not None:
+            obs.copy("DtoH", host.size * host.itemsize, event, True, t0)
     elif flag is not None:
         rt.queue.finish()
+        if obs is not None:
+            obs.wait("clFinish", t0)
     _nn.check_pending(flag)
     return host
 
@@ -37,8 +46,22 @@ def upload(dst, host):
     rt = runtime()
     buf, off, _, _, _ = dst._cl()
     if host.size:
-        rt.cl.enqueue_copy(rt.queue, buf, memoryview(host).cast("B"),
-                           dst_offset=off * dst.itemsize, is_blocking=False)
+        obs = _profiling.observer
+        t0 = time.perf_counter_ns() if obs is not None else 0
+        event = rt.cl.enqueue_copy(rt.queue, buf, memoryview(host).cast("B"),
+                                   dst_offset=off * dst.itemsize, is_blocking=False)
+        if obs is not None:
+            obs.copy("HtoD", host.size * host.itemsize, event, False, t0)
+
+
+def finish():
+    """Wait until every command queued on the device has run (the queue's finish)."""
+    rt = runtime()
+    obs = _profiling.observer
+    t0 = time.perf_counter_ns() if obs is not None else 0
+    rt.queue.finish()
+    if obs is not None:
+        obs.wait("clFinish", t0)
 
 
 def copy_into(dst, src):

@@ -31,6 +31,7 @@ LAYERS = [
     ["autograd.tensor"],
     ["autograd.function"],
     ["autograd.engine"],
+    ["autograd.profiler"],
     ["autograd.factories"],
     ["autograd.ops", *_package_modules("ops")],   # every module of autograd/ops
     ["autograd.gradcheck", "autograd.serialization", "autograd.nn", "autograd.optim",
