@@ -80,15 +80,16 @@ class DistributedDataParallel(Module):
     broadcast_buffers=True, process_group=None, bucket_cap_mb=None,
     find_unused_parameters=False, check_reduction=False, gradient_as_bucket_view=False,
     static_graph=False): wraps `module` (kept as .module, state_dict keys 'module.*') so that
-    after backward every rank holds the gradients averaged over all ranks.
+    after backward every rank holds the gradients averaged over all ranks of process_group
+    (the default group when None; a group from dist.new_group averages within it).
 
-    At construction the parameters and buffers of rank 0 are copied to every rank; with
-    broadcast_buffers, buffers (BatchNorm's running statistics) again at each forward. Within
-    no_sync() gradients only accumulate locally. With find_unused_parameters, parameters that
+    At construction the parameters and buffers of the group's first rank are copied to every
+    rank; with broadcast_buffers, buffers (BatchNorm's running statistics) again at each
+    forward. Within no_sync() gradients only accumulate locally. With find_unused_parameters, parameters that
     got no gradient on a rank take part as zeros; without it such a model raises RuntimeError at
     the next forward, as torch's. Raises the process group's error before init_process_group,
     RuntimeError for a module without parameters that require grad, ValueError when the ranks'
-    parameters differ in shape or dtype."""
+    parameters differ in shape or dtype or this rank is not in process_group."""
 
     def __init__(self, module, device_ids=None, output_device=None, dim=0,
                  broadcast_buffers=True, process_group=None, bucket_cap_mb=None,
@@ -98,7 +99,10 @@ class DistributedDataParallel(Module):
         if not isinstance(module, Module):
             raise TypeError(f"DistributedDataParallel wraps an nn.Module, got "
                             f"{type(module).__name__}")
-        world = dist.get_world_size()
+        if process_group is not None and process_group == dist.GroupMember.NON_GROUP_MEMBER:
+            raise ValueError("DistributedDataParallel: this rank is not a member of "
+                             "process_group (new_group returned NON_GROUP_MEMBER here)")
+        world = dist.get_world_size(process_group)
         params = [p for p in module.parameters() if p.requires_grad]
         if not params:
             raise RuntimeError("DistributedDataParallel is not needed when a module doesn't "
@@ -139,9 +143,9 @@ class DistributedDataParallel(Module):
             return
         if check:
             for t in tensors:       # the checked broadcast: ranks with other shapes raise
-                dist.broadcast(t.detach(), 0)
+                dist.broadcast(t.detach(), group=self.process_group, group_src=0)
             return
-        works = [_broadcast_unchecked(t.detach(), 0) for t in tensors]
+        works = [_broadcast_unchecked(t.detach(), 0, self.process_group) for t in tensors]
         for w in works:
             w.wait()
 
@@ -218,7 +222,7 @@ class DistributedDataParallel(Module):
             bucket = self._buckets[self._next_launch]
             if bucket.pending:
                 return
-            bucket.work = _all_reduce_host_sum(bucket.flat)
+            bucket.work = _all_reduce_host_sum(bucket.flat, self.process_group)
             self._next_launch += 1
 
     def _finish_backward(self):
@@ -240,7 +244,7 @@ class DistributedDataParallel(Module):
                 else:
                     self._buckets[b].put(i, None)
             self._launch_ready()
-            _all_reduce_host_sum(used).wait()
+            _all_reduce_host_sum(used, self.process_group).wait()
         for bucket in self._buckets:
             bucket.work.wait()
             bucket.flat /= self._world

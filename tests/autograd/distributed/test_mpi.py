@@ -32,10 +32,17 @@ def test_a_rank_that_raises_stops_the_others():
 def test_mismatched_shapes_and_dtypes_raise_on_every_rank():
     run = mpiexec(2, "_faults_worker.py", "mismatch", timeout=60)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert sorted(re.findall(r"raised (\d+)", run.stdout)) == ["0", "0", "1", "1"], run.stdout
+    assert sorted(re.findall(r"raised (\d+)", run.stdout)) == ["0", "0", "0", "1", "1", "1"], \
+        run.stdout
 
 
 def test_a_collective_gives_up_after_the_timeout():
     run = mpiexec(2, "_faults_worker.py", "timeout", timeout=60)
     assert run.returncode != 0
     assert "did not finish within the timeout of 3 s" in run.stderr
+
+
+def test_groups_objects_and_group_timeouts():
+    run = mpiexec(3, "_groups_worker.py")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert sorted(re.findall(r"OK (\d+)", run.stdout)) == ["0", "1", "2"], run.stdout
