@@ -2,7 +2,10 @@
 averaged over the ranks during backward.
 
 How the gradients travel: parameters are grouped, in reverse registration order (roughly the
-order backward produces their gradients), into buckets of at most bucket_cap_mb. A
+order backward produces their gradients), into buckets of at most bucket_cap_mb; after the
+first backward that synchronizes, the buckets are rebuilt in the order the gradients really
+came (rank 0's order, broadcast; torch's "rebuilt buckets"), so that no bucket waits for a
+parameter that comes late (a bias registered after its weight, say). A
 post-accumulate-grad hook on each parameter copies its new .grad into its bucket's host buffer;
 when a bucket is full it is all-reduced asynchronously (MPI Iallreduce), so communication
 overlaps the rest of backward. Buckets start in the same order on every rank. A callback queued
@@ -85,11 +88,12 @@ class DistributedDataParallel(Module):
 
     At construction the parameters and buffers of the group's first rank are copied to every
     rank; with broadcast_buffers, buffers (BatchNorm's running statistics) again at each
-    forward. Within no_sync() gradients only accumulate locally. With find_unused_parameters, parameters that
-    got no gradient on a rank take part as zeros; without it such a model raises RuntimeError at
-    the next forward, as torch's. Raises the process group's error before init_process_group,
-    RuntimeError for a module without parameters that require grad, ValueError when the ranks'
-    parameters differ in shape or dtype or this rank is not in process_group."""
+    forward. Within no_sync() gradients only accumulate locally. With find_unused_parameters,
+    parameters that got no gradient on a rank take part as zeros; without it such a model
+    raises RuntimeError at the next forward, as torch's. Raises the process group's error
+    before init_process_group, RuntimeError for a module without parameters that require grad,
+    ValueError when the ranks' parameters differ in shape or dtype or this rank is not in
+    process_group."""
 
     def __init__(self, module, device_ids=None, output_device=None, dim=0,
                  broadcast_buffers=True, process_group=None, bucket_cap_mb=None,
@@ -127,7 +131,9 @@ class DistributedDataParallel(Module):
         self._world = world
         self._params = params
         self._sync_states([*module.parameters(), *module.buffers()], check=True)
-        self._buckets, self._where = self._make_buckets(params)
+        self._buckets, self._where = self._make_buckets(list(reversed(params)))
+        self._ready_order = []          # parameter indices in gradient order, until rebuilt
+        self._rebuilt = False
         self._armed = False
         self._queued = False
         self._next_launch = 0
@@ -150,11 +156,11 @@ class DistributedDataParallel(Module):
             w.wait()
 
     def _make_buckets(self, params):
-        """Buckets of at most bucket_bytes_cap bytes, parameters in reverse order, one dtype
+        """Buckets of at most bucket_bytes_cap bytes, parameters in the given order, one dtype
         each; and {id(param): (bucket number, index in it)}."""
         buckets, where = [], {}
         current, size, dtype = [], 0, None
-        for p in reversed(params):
+        for p in params:
             nbytes = p.numel() * p.element_size()
             if current and (p.dtype != dtype or size + nbytes > self.bucket_bytes_cap):
                 buckets.append(_Bucket(current, current[0].array.dtype))
@@ -211,6 +217,8 @@ class DistributedDataParallel(Module):
         bucket = self._buckets[b]
         if bucket.ready[i]:
             return
+        if not self._rebuilt:
+            self._ready_order.append(param)
         bucket.put(i, param.grad)
         self._launch_ready()
         for bucket in self._buckets[:self._next_launch]:
@@ -251,3 +259,20 @@ class DistributedDataParallel(Module):
         for n, p in enumerate(self._params):
             b, i = self._where[id(p)]
             self._buckets[b].take(i, self._world, used is None or int(used[n]) > 0)
+        if not self._rebuilt:
+            self._rebuild_buckets()
+
+    def _rebuild_buckets(self):
+        """Buckets in the order this backward produced the gradients (rank 0's order on every
+        rank; parameters that got none last, in reverse registration order)."""
+        index = {id(p): n for n, p in enumerate(self._params)}
+        order = [index[id(p)] for p in self._ready_order]
+        seen = set(order)
+        order += [n for n in reversed(range(len(self._params))) if n not in seen]
+        if self._world > 1:
+            box = [order]
+            dist.broadcast_object_list(box, group=self.process_group, group_src=0)
+            order = box[0]
+        self._buckets, self._where = self._make_buckets([self._params[n] for n in order])
+        self._ready_order = []
+        self._rebuilt = True
