@@ -193,7 +193,9 @@ def _check_same(group, fn, tensor, root=None):
     buf = _SIG_BUFFER
     struct.pack_into("=qq", buf, 0, sig, -sig)
     MPI = group.MPI
-    Work(group, [group.comm.Iallreduce(MPI.IN_PLACE, [buf, 2, MPI.INT64_T], MPI.MAX)]).wait()
+    req = group.comm.Iallreduce(MPI.IN_PLACE, [buf, 2, MPI.INT64_T], MPI.MAX)
+    if not req.Test():
+        Work(group, [req]).wait()
     high, neg_low = struct.unpack_from("=qq", buf)
     if high != -neg_low:
         # (non-blocking with the timeout: a rank in another collective may have matched the
