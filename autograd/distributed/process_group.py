@@ -2,6 +2,8 @@
 
 mpi4py is imported only when a process group starts (init_process_group), so `import autograd`
 never needs it. The group is MPI.COMM_WORLD: rank and world size come from mpiexec's launch.
+ProcessGroup (at the end) is the object form of a group: dist.group.WORLD for this one,
+groups.py's new_group for sub-communicators.
 
 Faults: once a group exists, an uncaught exception on one rank calls MPI Abort (through
 sys.excepthook), so the other ranks stop instead of waiting forever in a collective; and every
