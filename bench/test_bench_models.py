@@ -49,8 +49,9 @@ def _example(name, lib):
     """examples/<name>.py as a module; for lib == "torch" its autograd imports become torch's."""
     source = (EXAMPLES / f"{name}.py").read_text()
     if lib == "torch":
-        for sub in ("", ".nn", ".nn.functional"):
+        for sub in ("", ".nn", ".nn.functional", ".distributed"):
             source = source.replace(f"import autograd{sub} as ", f"import torch{sub} as ")
+        source = source.replace("from autograd.nn.parallel import", "from torch.nn.parallel import")
     module = types.ModuleType(f"{name}_{lib}")
     module.__file__ = str(EXAMPLES / f"{name}.py")
     exec(compile(source, module.__file__, "exec"), module.__dict__)

@@ -2,6 +2,8 @@
 
 mpi4py is imported only when a process group starts (init_process_group), so `import autograd`
 never needs it. The group is MPI.COMM_WORLD: rank and world size come from mpiexec's launch.
+ProcessGroup (at the end) is the object form of a group: dist.group.WORLD for this one,
+groups.py's new_group for sub-communicators.
 
 Faults: once a group exists, an uncaught exception on one rank calls MPI Abort (through
 sys.excepthook), so the other ranks stop instead of waiting forever in a collective; and every
@@ -17,10 +19,11 @@ import datetime
 import importlib
 import os
 import sys
+import time
 
 __all__ = ["Backend", "init_process_group", "is_initialized", "is_available", "is_mpi_available",
            "get_rank", "get_world_size", "get_backend", "destroy_process_group",
-           "launched_by_mpiexec"]
+           "launched_by_mpiexec", "ProcessGroup"]
 
 _NOT_INITIALIZED = ("Default process group has not been initialized, please make sure to call "
                     "init_process_group.")
@@ -165,6 +168,7 @@ def _abort_on_exception(exc_type, exc, tb):
         sys.stderr.write(f"autograd.distributed: rank {group.rank} raised "
                          f"{exc_type.__name__}; aborting all ranks\n")
         sys.stderr.flush()
+        time.sleep(0.2)     # let mpiexec forward this rank's output before it kills the ranks
         group.comm.Abort(1)
 
 
@@ -181,14 +185,38 @@ def is_initialized():
     return _group is not None
 
 
+def _state(group):
+    """The _Group behind `group` (None or dist.group.WORLD: the default group; a ProcessGroup
+    from new_group: its own); raises the not-initialized error before init_process_group and
+    ValueError for a destroyed group."""
+    default = _default_group()
+    if group is None:
+        return default
+    if not isinstance(group, ProcessGroup):
+        raise TypeError(f"group must be a ProcessGroup from new_group (or None), got "
+                        f"{type(group).__name__}")
+    state = group._state
+    if state is None or group._world_state is not default:
+        raise ValueError(f"{group!r} has been destroyed")
+    return state
+
+
 def get_rank(group=None):
-    """This process's rank in the default group (0 .. world size - 1)."""
-    return _default_group().rank
+    """This process's rank in `group` (the default group when None): 0 .. size - 1, or -1 when
+    this process is not a member (new_group returned GroupMember.NON_GROUP_MEMBER)."""
+    if group == NON_GROUP_MEMBER:
+        _default_group()
+        return -1
+    return _state(group).rank
 
 
 def get_world_size(group=None):
-    """The number of processes in the default group."""
-    return _default_group().size
+    """The number of processes in `group` (the default group when None); -1 for a group this
+    process is not a member of."""
+    if group == NON_GROUP_MEMBER:
+        _default_group()
+        return -1
+    return _state(group).size
 
 
 def get_backend(group=None):
@@ -198,10 +226,65 @@ def get_backend(group=None):
 
 
 def destroy_process_group(group=None):
-    """End the default group (MPI itself stays up until the interpreter exits, as mpi4py's)."""
+    """End the default group and every group made from it (group None), or only `group` (MPI
+    itself stays up until the interpreter exits, as mpi4py's)."""
     global _group, _old_excepthook
-    _default_group()
+    default = _default_group()
+    if group is not None and group == NON_GROUP_MEMBER:
+        return
+    if group is not None and _state(group) is not default:
+        group._free()
+        return
     _group = None
     if _old_excepthook is not None:
         sys.excepthook = _old_excepthook
         _old_excepthook = None
+
+
+# --- process groups as objects: dist.group.WORLD and new_group's result (h15 groups) ----------
+
+# what new_group returns on ranks outside the group (torch's GroupMember.NON_GROUP_MEMBER)
+NON_GROUP_MEMBER = -100
+
+
+class ProcessGroup:
+    """A set of ranks that run collectives together (torch.distributed.ProcessGroup), backed by
+    an MPI communicator: dist.group.WORLD (MPI.COMM_WORLD) or new_group's sub-communicator.
+    rank() and size() are this process's rank in it and its number of ranks."""
+
+    def __init__(self, state, ranks, world_state):
+        self._state = state
+        self._ranks = list(ranks)
+        # the default group this one was made in: it dies with it
+        self._world_state = world_state
+
+    def rank(self):
+        return _state(self).rank
+
+    def size(self):
+        return _state(self).size
+
+    def name(self):
+        return "mpi"
+
+    def _free(self):
+        state, self._state = self._state, None
+        if state is not None and state.comm != state.MPI.COMM_WORLD:
+            state.comm.Free()
+
+    def __repr__(self):
+        return f"ProcessGroup(ranks={self._ranks})"
+
+
+_world_pg = None
+
+
+def _world():
+    """The ProcessGroup of the default group (None before init_process_group): one object for as
+    long as the default group lives, so `is` comparisons hold."""
+    global _world_pg
+    if _group is None:
+        return None
+    if _world_pg is None or _world_pg._state is not _group:
+        _world_pg = ProcessGroup(_group, range(_group.size), _group)
+    return _world_pg

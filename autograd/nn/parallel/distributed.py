@@ -2,7 +2,10 @@
 averaged over the ranks during backward.
 
 How the gradients travel: parameters are grouped, in reverse registration order (roughly the
-order backward produces their gradients), into buckets of at most bucket_cap_mb. A
+order backward produces their gradients), into buckets of at most bucket_cap_mb; after the
+first backward that synchronizes, the buckets are rebuilt in the order the gradients really
+came (rank 0's order, broadcast; torch's "rebuilt buckets"), so that no bucket waits for a
+parameter that comes late (a bias registered after its weight, say). A
 post-accumulate-grad hook on each parameter copies its new .grad into its bucket's buffer (on the
 GPU a device buffer, read to the host once the bucket is full); when a bucket is full it is
 all-reduced asynchronously (MPI Iallreduce), so communication
@@ -107,15 +110,17 @@ class DistributedDataParallel(Module):
     broadcast_buffers=True, process_group=None, bucket_cap_mb=None,
     find_unused_parameters=False, check_reduction=False, gradient_as_bucket_view=False,
     static_graph=False): wraps `module` (kept as .module, state_dict keys 'module.*') so that
-    after backward every rank holds the gradients averaged over all ranks.
+    after backward every rank holds the gradients averaged over all ranks of process_group
+    (the default group when None; a group from dist.new_group averages within it).
 
-    At construction the parameters and buffers of rank 0 are copied to every rank; with
-    broadcast_buffers, buffers (BatchNorm's running statistics) again at each forward. Within
-    no_sync() gradients only accumulate locally. With find_unused_parameters, parameters that
-    got no gradient on a rank take part as zeros; without it such a model raises RuntimeError at
-    the next forward, as torch's. Raises the process group's error before init_process_group,
-    RuntimeError for a module without parameters that require grad, ValueError when the ranks'
-    parameters differ in shape or dtype."""
+    At construction the parameters and buffers of the group's first rank are copied to every
+    rank; with broadcast_buffers, buffers (BatchNorm's running statistics) again at each
+    forward. Within no_sync() gradients only accumulate locally. With find_unused_parameters,
+    parameters that got no gradient on a rank take part as zeros; without it such a model
+    raises RuntimeError at the next forward, as torch's. Raises the process group's error
+    before init_process_group, RuntimeError for a module without parameters that require grad,
+    ValueError when the ranks' parameters differ in shape or dtype or this rank is not in
+    process_group."""
 
     def __init__(self, module, device_ids=None, output_device=None, dim=0,
                  broadcast_buffers=True, process_group=None, bucket_cap_mb=None,
@@ -125,7 +130,10 @@ class DistributedDataParallel(Module):
         if not isinstance(module, Module):
             raise TypeError(f"DistributedDataParallel wraps an nn.Module, got "
                             f"{type(module).__name__}")
-        world = dist.get_world_size()
+        if process_group is not None and process_group == dist.GroupMember.NON_GROUP_MEMBER:
+            raise ValueError("DistributedDataParallel: this rank is not a member of "
+                             "process_group (new_group returned NON_GROUP_MEMBER here)")
+        world = dist.get_world_size(process_group)
         params = [p for p in module.parameters() if p.requires_grad]
         if not params:
             raise RuntimeError("DistributedDataParallel is not needed when a module doesn't "
@@ -150,7 +158,9 @@ class DistributedDataParallel(Module):
         self._world = world
         self._params = params
         self._sync_states([*module.parameters(), *module.buffers()], check=True)
-        self._buckets, self._where = self._make_buckets(params)
+        self._buckets, self._where = self._make_buckets(list(reversed(params)))
+        self._ready_order = []          # parameter indices in gradient order, until rebuilt
+        self._rebuilt = False
         self._armed = False
         self._queued = False
         self._next_launch = 0
@@ -166,18 +176,18 @@ class DistributedDataParallel(Module):
             return
         if check:
             for t in tensors:       # the checked broadcast: ranks with other shapes raise
-                dist.broadcast(t.detach(), 0)
+                dist.broadcast(t.detach(), group=self.process_group, group_src=0)
             return
-        works = [_broadcast_unchecked(t.detach(), 0) for t in tensors]
+        works = [_broadcast_unchecked(t.detach(), 0, self.process_group) for t in tensors]
         for w in works:
             w.wait()
 
     def _make_buckets(self, params):
-        """Buckets of at most bucket_bytes_cap bytes, parameters in reverse order, one dtype
+        """Buckets of at most bucket_bytes_cap bytes, parameters in the given order, one dtype
         each; and {id(param): (bucket number, index in it)}."""
         buckets, where = [], {}
         current, size, dtype = [], 0, None
-        for p in reversed(params):
+        for p in params:
             nbytes = p.numel() * p.element_size()
             if current and (p.dtype != dtype or size + nbytes > self.bucket_bytes_cap):
                 buckets.append(_Bucket(current, current[0].array.dtype))
@@ -234,6 +244,8 @@ class DistributedDataParallel(Module):
         bucket = self._buckets[b]
         if bucket.ready[i]:
             return
+        if not self._rebuilt:
+            self._ready_order.append(param)
         bucket.put(i, param.grad)
         self._launch_ready()
         for bucket in self._buckets[:self._next_launch]:
@@ -246,7 +258,7 @@ class DistributedDataParallel(Module):
             if bucket.pending:
                 return
             bucket.to_host()
-            bucket.work = _all_reduce_host_sum(bucket.flat)
+            bucket.work = _all_reduce_host_sum(bucket.flat, self.process_group)
             self._next_launch += 1
 
     def _finish_backward(self):
@@ -268,7 +280,7 @@ class DistributedDataParallel(Module):
                 else:
                     self._buckets[b].put(i, None)
             self._launch_ready()
-            _all_reduce_host_sum(used).wait()
+            _all_reduce_host_sum(used, self.process_group).wait()
         for bucket in self._buckets:
             bucket.work.wait()
             bucket.flat /= self._world
@@ -276,3 +288,20 @@ class DistributedDataParallel(Module):
         for n, p in enumerate(self._params):
             b, i = self._where[id(p)]
             self._buckets[b].take(i, self._world, used is None or int(used[n]) > 0)
+        if not self._rebuilt:
+            self._rebuild_buckets()
+
+    def _rebuild_buckets(self):
+        """Buckets in the order this backward produced the gradients (rank 0's order on every
+        rank; parameters that got none last, in reverse registration order)."""
+        index = {id(p): n for n, p in enumerate(self._params)}
+        order = [index[id(p)] for p in self._ready_order]
+        seen = set(order)
+        order += [n for n in reversed(range(len(self._params))) if n not in seen]
+        if self._world > 1:
+            box = [order]
+            dist.broadcast_object_list(box, group=self.process_group, group_src=0)
+            order = box[0]
+        self._buckets, self._where = self._make_buckets([self._params[n] for n in order])
+        self._ready_order = []
+        self._rebuilt = True

@@ -62,6 +62,12 @@ for device in devices:
             model = DDP(make().to(device), bucket_cap_mb=0.0005)  # several buckets
             assert len(model._buckets) > 1
             train(model, kind, device, True, micro_steps)
+            # rebuilt after the first backward: the same parameters, in the gradients' order
+            assert model._rebuilt and model._ready_order == []
+            ordered = [p for bucket in model._buckets for p in bucket.params]
+            assert sorted(map(id, ordered)) == sorted(map(id, model._params))
+            last = model.module[-1]
+            assert {id(ordered[0]), id(ordered[1])} == {id(last.weight), id(last.bias)}
             for (name, p), q in zip(model.module.named_parameters(), ref.parameters()):
                 np.testing.assert_allclose(p.detach().cpu().numpy(), q.detach().cpu().numpy(),
                                            rtol=1e-4, atol=1e-5,

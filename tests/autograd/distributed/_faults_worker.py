@@ -1,5 +1,6 @@
 """mpiexec worker for fault tests: `raise` (rank 1 raises while rank 0 waits in a collective),
-`mismatch` (ranks pass different shapes, then dtypes: every rank raises ValueError), `timeout`
+`mismatch` (ranks pass different shapes, then dtypes, then call different collectives: every
+rank raises ValueError), `timeout`
 (rank 1 skips a collective; rank 0 gives up after its timeout)."""
 
 import datetime
@@ -25,6 +26,14 @@ elif mode == "mismatch":
         except ValueError as e:
             assert "different shapes or dtypes" in str(e), e
             print(f"raised {rank}", flush=True)
+    try:
+        if rank == 0:
+            dist.all_reduce(autograd.ones(2))
+        else:
+            dist.broadcast(autograd.ones(2), src=0)
+    except ValueError as e:
+        assert "called different collectives" in str(e), e
+        print(f"raised {rank}", flush=True)
     dist.barrier()
 elif mode == "timeout":
     if rank == 0:

@@ -23,7 +23,9 @@ def test_import_autograd_does_not_import_mpi4py():
 @pytest.mark.parametrize("call", [
     lambda: dist.all_reduce(autograd.ones(2)), dist.get_rank, dist.get_world_size,
     dist.barrier, lambda: DistributedDataParallel(nn.Linear(2, 2)),
-    lambda: DistributedSampler(list(range(4)))])
+    lambda: DistributedSampler(list(range(4))), dist.new_group,
+    lambda: dist.all_gather_object([None], 1), lambda: dist.gather_object(1),
+    lambda: dist.scatter_object_list([None], [1]), lambda: dist.get_process_group_ranks(None)])
 def test_before_init_process_group(call):
     torch = pytest.importorskip("torch")
     with pytest.raises(Exception) as theirs:
@@ -86,3 +88,13 @@ def test_sampler_bad_rank():
     with pytest.raises(ValueError, match=r"Invalid rank 2, rank should be in the interval "
                                          r"\[0, 1\]"):
         DistributedSampler(list(range(4)), num_replicas=2, rank=2)
+
+
+def test_group_names_as_torch():
+    torch = pytest.importorskip("torch")
+    assert dist.group.WORLD is None and dist.GroupMember.WORLD is None   # before init
+    assert dist.GroupMember.NON_GROUP_MEMBER == torch.distributed.GroupMember.NON_GROUP_MEMBER
+    for name in ("new_group", "ProcessGroup", "gather_object", "scatter_object_list",
+                 "send_object_list", "recv_object_list", "get_group_rank", "get_global_rank",
+                 "get_process_group_ranks", "group", "GroupMember"):
+        assert hasattr(torch.distributed, name) and hasattr(dist, name), name
