@@ -13,15 +13,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 
 
-def mpiexec(n, script, *args, timeout=120):
-    """Run tests/autograd/distributed/<script> on n ranks; returns the CompletedProcess."""
+def mpiexec(n, script, *args, timeout=120, env=None):
+    """Run tests/autograd/distributed/<script> on n ranks (env: extra environment variables);
+    returns the CompletedProcess."""
     pytest.importorskip("mpi4py")
     exe = shutil.which("mpiexec")
     if exe is None:
         pytest.skip("mpiexec is not installed")
     # the folder that holds the carray and autograd this test imported: the checkout with an
     # in-place build, else the installed packages (CI: the checkout has carray's sources only)
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(carray.__file__))
+    env = dict(os.environ, **(env or {}),
+               PYTHONPATH=os.path.dirname(os.path.dirname(carray.__file__))
                + os.pathsep + os.environ.get("PYTHONPATH", ""))
     try:
         return subprocess.run([exe, "-n", str(n), sys.executable, os.path.join(HERE, script),
