@@ -19,6 +19,8 @@ and (autograd) where a DDP step's time goes: forward, backward until its end-of-
 callback, the callback (waiting for the all-reduces and writing the averages back), the
 optimizer step; and the bytes of gradient crossing to the host per step.
 
+--profile FILE: rank 0 runs 3 more steps under autograd.profiler and writes the table there.
+
 --check: 3 steps of DDP over the ranks, each on its slice of one global batch, then rank 0
 trains a fresh copy of the model (same seed) on the whole batch in one process and prints the
 largest difference between the two sets of parameters (the ResNet runs its BatchNorm in eval
@@ -139,6 +141,8 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--tiny", action="store_true", help="small shapes: a quick smoke test")
+    ap.add_argument("--profile", metavar="FILE",
+                    help="(autograd) rank 0 profiles 3 more steps and writes the table to FILE")
     args = ap.parse_args()
     lib, nn, F, dist, DDP = load_lib(args.lib)
     distributed = int(os.environ.get("WORLD_SIZE", os.environ.get("PMI_SIZE", "1"))) > 1
@@ -193,6 +197,13 @@ def main():
         step(False)
     sync_times.clear()
     times = [step(True)[1] for _ in range(args.steps)]
+    if args.profile and args.lib == "autograd":
+        with lib.profiler.profile(use_device="cuda") as prof:
+            for _ in range(3):
+                step(False)
+        if rank == 0:
+            table = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=40)
+            pathlib.Path(args.profile).write_text(table + "\n")
     if distributed:
         dist.barrier()
     if rank == 0:
