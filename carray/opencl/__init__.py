@@ -33,7 +33,7 @@ from carray.opencl._runtime import (
 )
 from carray.opencl._scan import scan
 from carray.opencl._sort import sort_lanes
-from carray.opencl._transfer import copy_into, download, finish, upload
+from carray.opencl._transfer import copy_into, download, download_async, finish, upload
 
 # The backend contract: what carray.ops and carray.core call for device arrays. A new backend
 # provides these names; carray.nn calls the `nn` module's names, which carray.cpu._nn also has.
@@ -41,7 +41,9 @@ __all__ = ["runtime", "upload", "download", "copy_into", "elementwise", "reduce"
            "sort_lanes", "matmul", "move_blocks", "nn",
            # the devices (one per process): how many there are, which one this process uses
            "device_count", "device_name", "is_initialized", "select", "selected",
-           "suggest"]
+           "suggest",
+           # a device-to-host copy that does not wait (DistributedDataParallel's buckets)
+           "download_async"]
 
 
 def __getattr__(name):

@@ -40,6 +40,30 @@ def download(a):
     return host
 
 
+def download_async(a, host):
+    """Queue host[...] = a for a C-contiguous device array `a` and a C-contiguous host array
+    `host` of its size and dtype, without waiting; returns the copy's pyopencl Event (None for
+    an empty array). host must stay alive and unread until the event completes (event.wait(),
+    or its command_execution_status reads complete). ValueError for other shapes or layouts."""
+    if not (a.flags.c_contiguous and host.flags.c_contiguous) or a.size != host.size \
+            or a.dtype != host.dtype or host.device != "cpu":
+        raise ValueError(f"download_async: needs a C-contiguous device array and a C-contiguous "
+                         f"host array of the same size and dtype, got {a.shape} {a.dtype} and "
+                         f"{host.shape} {host.dtype} on {host.device!r}")
+    if not a.size:
+        return None
+    rt = runtime()
+    buf, off, _, _, _ = a._cl()
+    obs = _profiling.observer
+    t0 = time.perf_counter_ns() if obs is not None else 0
+    event = rt.cl.enqueue_copy(rt.queue, memoryview(host).cast("B"), buf,
+                               src_offset=off * a.itemsize, is_blocking=False)
+    rt.queue.flush()        # submit it now: the caller polls the event
+    if obs is not None:
+        obs.copy("DtoH", host.size * host.itemsize, event, False, t0)
+    return event
+
+
 def upload(dst, host):
     """dst[...] = host for a C-contiguous device dst and a C-contiguous host array of its
     shape and dtype (queued, no wait: the queue keeps `host` alive until the copy ran)."""

@@ -34,11 +34,15 @@ _UNFINISHED = (
     "sure all `forward` function outputs participate in calculating loss.")
 
 
+_FIRST_BUCKET_BYTES = 1024 * 1024      # torch's dist._DEFAULT_FIRST_BUCKET_BYTES
+
+
 class _Bucket:
     """Parameters whose gradients travel together in one host buffer (flat). On the GPU the
     gradients first gather in a device buffer of the same layout (device copies, no waiting),
-    which crosses to the host in one read when the bucket is full and back in one write at the
-    end of backward: two transfers per bucket instead of two per parameter."""
+    which crosses to the host in one read queued when the bucket is full (the host goes on
+    queueing backward's kernels; the all-reduce starts once the read has arrived) and back in
+    one write at the end of backward: two transfers per bucket instead of two per parameter."""
 
     def __init__(self, params, dtype):
         self.params = params
@@ -52,11 +56,13 @@ class _Bucket:
         self.ready = [False] * len(params)
         self.pending = len(params)
         self.work = None
+        self.read = None        # the queued device-to-host copy (a pyopencl Event)
 
     def reset(self):
         self.ready = [False] * len(self.params)
         self.pending = len(self.params)
         self.work = None
+        self.read = None
 
     def _staging(self):
         """The buffer gradients gather in: flat on the CPU, else a device buffer on the
@@ -80,11 +86,20 @@ class _Bucket:
         self.ready[i] = True
         self.pending -= 1
 
-    def to_host(self):
-        """The full bucket's gradients into flat, ready for MPI (one read on the GPU)."""
+    def start_read(self):
+        """Queue the full bucket's copy into flat (on the GPU; nothing to do on the CPU)."""
         buf = self._staging()
         if buf is not self.flat:
-            self.flat[...] = buf
+            self.read = carray.opencl.download_async(buf, self.flat)
+
+    def read_done(self, wait):
+        """True when flat holds the gradients; with wait, waits for the copy first."""
+        if self.read is not None:
+            if not wait and self.read.command_execution_status > 0:    # 0: CL_COMPLETE
+                return False
+            self.read.wait()
+            self.read = None
+        return True
 
     def to_device(self):
         """The averaged flat back into the staging buffer (one write on the GPU)."""
@@ -163,7 +178,8 @@ class DistributedDataParallel(Module):
         self._rebuilt = False
         self._armed = False
         self._queued = False
-        self._next_launch = 0
+        self._next_read = 0             # buckets whose copy to the host is queued
+        self._next_launch = 0           # buckets whose all-reduce has started
         self._unfinished = False
         self._hook_handles = [p.register_post_accumulate_grad_hook(self._on_grad)
                               for p in params]
@@ -178,18 +194,42 @@ class DistributedDataParallel(Module):
             for t in tensors:       # the checked broadcast: ranks with other shapes raise
                 dist.broadcast(t.detach(), group=self.process_group, group_src=0)
             return
-        works = [_broadcast_unchecked(t.detach(), 0, self.process_group) for t in tensors]
+        # CPU tensors go to MPI as they are (no copy); device tensors of one dtype are packed
+        # into one device buffer first: one transfer each way instead of one per tensor
+        works = [_broadcast_unchecked(t.detach(), 0, self.process_group) for t in tensors
+                 if t.array.device == "cpu"]
+        packs = {}
+        for t in tensors:
+            if t.array.device != "cpu":
+                packs.setdefault((t.array.device, t.array.dtype), []).append(t)
+        flats = []
+        for group in packs.values():
+            flat = Tensor._wrap(carray.concatenate([t.array.reshape(-1) for t in group]))
+            works.append(_broadcast_unchecked(flat, 0, self.process_group))
+            flats.append((group, flat))
         for w in works:
             w.wait()
+        if dist.get_rank(self.process_group) == 0:
+            return          # the source's values are the broadcast ones
+        for group, flat in flats:
+            a = 0
+            for t in group:
+                n = t.numel()
+                t.array[...] = flat.array[a:a + n].reshape(t.shape)
+                t._vc[0] += 1
+                a += n
 
     def _make_buckets(self, params):
-        """Buckets of at most bucket_bytes_cap bytes, parameters in the given order, one dtype
+        """Buckets of at most bucket_bytes_cap bytes (the first of at most 1 MiB, as torch's,
+        so communication starts early in backward), parameters in the given order, one dtype
         each; and {id(param): (bucket number, index in it)}."""
         buckets, where = [], {}
         current, size, dtype = [], 0, None
         for p in params:
             nbytes = p.numel() * p.element_size()
-            if current and (p.dtype != dtype or size + nbytes > self.bucket_bytes_cap):
+            cap = min(self.bucket_bytes_cap, _FIRST_BUCKET_BYTES) if not buckets \
+                else self.bucket_bytes_cap
+            if current and (p.dtype != dtype or size + nbytes > cap):
                 buckets.append(_Bucket(current, current[0].array.dtype))
                 current, size = [], 0
             current.append(p)
@@ -213,7 +253,7 @@ class DistributedDataParallel(Module):
         if is_grad_enabled() and self.require_backward_grad_sync:
             for bucket in self._buckets:
                 bucket.reset()
-            self._next_launch = 0
+            self._next_read = self._next_launch = 0
             self._queued = False
             self._armed = True
         else:
@@ -251,13 +291,18 @@ class DistributedDataParallel(Module):
         for bucket in self._buckets[:self._next_launch]:
             bucket.work.is_completed()   # lets MPI progress the started all-reduces
 
-    def _launch_ready(self):
-        """Start the buckets that are full, in bucket order (the same on every rank)."""
-        while self._next_launch < len(self._buckets):
-            bucket = self._buckets[self._next_launch]
-            if bucket.pending:
+    def _launch_ready(self, wait=False):
+        """Queue the host copies of the buckets that are full, then start the all-reduces of
+        those whose copy has arrived (with wait: of all of them), in bucket order (the same on
+        every rank)."""
+        buckets = self._buckets
+        while self._next_read < len(buckets) and not buckets[self._next_read].pending:
+            buckets[self._next_read].start_read()
+            self._next_read += 1
+        while self._next_launch < self._next_read:
+            bucket = buckets[self._next_launch]
+            if not bucket.read_done(wait):
                 return
-            bucket.to_host()
             bucket.work = _all_reduce_host_sum(bucket.flat, self.process_group)
             self._next_launch += 1
 
@@ -265,8 +310,9 @@ class DistributedDataParallel(Module):
         """End of backward: wait for every bucket and write the averages into .grad."""
         self._armed = False
         used = None
-        if self._next_launch < len(self._buckets) and not self.find_unused_parameters:
+        if self._next_read < len(self._buckets) and not self.find_unused_parameters:
             self._unfinished = True
+            self._launch_ready(wait=True)
             for bucket in self._buckets[:self._next_launch]:
                 bucket.work.wait()
             return
@@ -279,7 +325,10 @@ class DistributedDataParallel(Module):
                     used[n] = 1
                 else:
                     self._buckets[b].put(i, None)
-            self._launch_ready()
+        # every bucket's all-reduce starts before `used`'s, in bucket order on every rank (MPI
+        # matches non-blocking collectives by the order they start in)
+        self._launch_ready(wait=True)
+        if used is not None:
             _all_reduce_host_sum(used, self.process_group).wait()
         for bucket in self._buckets:
             bucket.work.wait()

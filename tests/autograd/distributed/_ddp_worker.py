@@ -77,14 +77,22 @@ for device in devices:
 m = DDP(nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2)))
 assert list(m.state_dict()) == ["module." + k for k in m.module.state_dict()]
 
-# BatchNorm buffers come from rank 0 at each forward
-bn = nn.BatchNorm1d(3)
-m = DDP(bn)
-with autograd.no_grad():
-    bn.running_mean.fill_(float(rank))
-m.eval()
-out = m(autograd.ones(2, 3))
-assert np.allclose(bn.running_mean.numpy(), 0.0), bn.running_mean
+# BatchNorm buffers come from rank 0 at each forward (on the gpu packed per dtype: float
+# running stats and int64 counters of two layers travel together)
+for device in devices:
+    bn, bn2 = nn.BatchNorm1d(3), nn.BatchNorm1d(5)
+    m = DDP(nn.Sequential(bn, nn.Linear(3, 5), bn2).to(device))
+    with autograd.no_grad():
+        for layer in (bn, bn2):
+            layer.running_mean.fill_(float(rank))
+            layer.running_var.fill_(float(rank + 2))
+            layer.num_batches_tracked.fill_(rank + 7)
+    m.eval()
+    out = m(autograd.ones(2, 3, device=device))
+    for layer in (bn, bn2):
+        assert np.allclose(layer.running_mean.cpu().numpy(), 0.0), (device, layer.running_mean)
+        assert np.allclose(layer.running_var.cpu().numpy(), 2.0), (device, layer.running_var)
+        assert int(layer.num_batches_tracked) == 7, (device, layer.num_batches_tracked)
 
 
 class Branchy(nn.Module):
