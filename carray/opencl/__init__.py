@@ -33,7 +33,14 @@ from carray.opencl._runtime import (
 )
 from carray.opencl._scan import scan
 from carray.opencl._sort import sort_lanes
-from carray.opencl._transfer import copy_into, download, download_async, finish, upload
+from carray.opencl._transfer import (
+    copy_into,
+    download,
+    download_async,
+    finish,
+    pinned_empty,
+    upload,
+)
 
 # The backend contract: what carray.ops and carray.core call for device arrays. A new backend
 # provides these names; carray.nn calls the `nn` module's names, which carray.cpu._nn also has.
@@ -42,8 +49,8 @@ __all__ = ["runtime", "upload", "download", "copy_into", "elementwise", "reduce"
            # the devices (one per process): how many there are, which one this process uses
            "device_count", "device_name", "is_initialized", "select", "selected",
            "suggest",
-           # a device-to-host copy that does not wait (DistributedDataParallel's buckets)
-           "download_async"]
+           # a device-to-host copy that does not wait, into pinned host memory (DDP's buckets)
+           "download_async", "pinned_empty"]
 
 
 def __getattr__(name):
