@@ -178,8 +178,26 @@ cdef int _setitem(Array a, object key, object value) except -1:
         view = _getitem(a, key)
     except OverflowError:
         raise _index_overflow(key) from None
+    if view.ndim == 0 and _names_one_element(key) and _is_sequence_value(value):
+        # all-integer keys assign one element, as NumPy 2's item assignment: no n-d value
+        raise ValueError("setting an array element with a sequence.")
     copy_into(view, _scalar_for(value, a.dtype_num))
     return 0
+
+
+cdef bint _names_one_element(tuple key):
+    """True when every entry of key is an integer (an element's coordinates; () for 0-d)."""
+    for k in key:
+        if _kind(k) != K_INT:
+            return False
+    return True
+
+
+cdef bint _is_sequence_value(object value):
+    """True for values NumPy refuses as one element: lists, tuples and arrays with ndim > 0."""
+    if isinstance(value, (list, tuple)):
+        return True
+    return getattr(value, "ndim", 0) > 0
 
 
 cdef object _advanced(Array a, tuple key, object value, int mode):

@@ -620,3 +620,19 @@ def test_boolean_mask_assignment_takes_a_0d_or_1d_value_as_numpy():
         a[ca.asarray(m)] = ca.asarray(value)
         ref[m] = value
         np.testing.assert_array_equal(np.asarray(a), ref)
+
+
+@pytest.mark.parametrize("shape, key", [((2, 2), (0, 1)), ((), ()), ((3,), (-1,))])
+@pytest.mark.parametrize("value", [[5.0], (1.0,), np.ones((1, 1)), np.ones(1)])
+def test_one_element_assignment_refuses_sequences_as_numpy(shape, key, value):
+    # NumPy 2: an all-integer key assigns one element; an n-d value (even of size 1) raises
+    n, c = np.zeros(shape), ca.zeros(shape)
+    with pytest.raises(ValueError, match="setting an array element with a sequence"):
+        n[key] = value
+    with pytest.raises(ValueError, match="setting an array element with a sequence"):
+        c[key] = ca.asarray(value) if isinstance(value, np.ndarray) else value
+    c[key] = ca.asarray(np.float64(7.0))        # a 0-d array is one element
+    c[(...,) if key == () else key[:-1] + (slice(None),)] = ca.ones((1,) if shape else ())
+    n[key] = 7.0
+    n[(...,) if key == () else key[:-1] + (slice(None),)] = np.ones((1,) if shape else ())
+    np.testing.assert_array_equal(np.asarray(c), n)
