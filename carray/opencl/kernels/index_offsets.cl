@@ -2,7 +2,7 @@
 // out from index arrays that stay on the device (carray/opencl/_index.py, device_offsets).
 // One launch per index array:  offs[e] (+)= wrap(idx at e) * stride,  e over the broadcast
 // index shape B; the layout L gives the index array's element for e (stride 0 = broadcast).
-// An index outside [-n, n) sets *bad = code (the host raises IndexError at its next read from
+// An index outside [-n, n) sets *bad = code (unless an earlier error set it) (the host raises IndexError at its next read from
 // the device) and marks the combination BAD_OFFSET, which the gather/add kernels skip.
 // $i: the index arrays' type (int or long).
 
@@ -23,7 +23,7 @@ __kernel void index_offsets(__global long* restrict offs, __global const I* rest
     long v = (long)idx[p[0]];
     long prev = accumulate ? offs[e] : base;
     if (v < -n || v >= n || prev == BAD_OFFSET) {
-        if (v < -n || v >= n) *bad = code;
+        if (v < -n || v >= n) atomic_cmpxchg(bad, 0, code);  // the first error wins
         offs[e] = BAD_OFFSET;
         return;
     }

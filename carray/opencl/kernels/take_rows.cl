@@ -1,6 +1,6 @@
 // Embedding's lookup: out[r, c] = w[idx[r], c] for a 2-d weight (any strides) and contiguous
 // indices (carray.nn.embedding). An index outside [0, nrows) writes 0 and sets *bad = code
-// (IndexError at the host's next read from the device). $t: the data type, $i: the index type.
+// unless an earlier error set it (IndexError at the host's next read from the device). $t: the data type, $i: the index type.
 
 #define T $t
 #define I $i
@@ -15,7 +15,7 @@ __kernel void take_rows(__global T* restrict out, __global const T* restrict w,
     long r = e / dim, c = e - r * dim;
     long v = (long)idx[ioff + r];
     if (v < 0 || v >= nrows) {
-        *bad = code;
+        atomic_cmpxchg(bad, 0, code);  // the first error wins
         out[e] = (T)0;
         return;
     }
