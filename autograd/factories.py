@@ -165,11 +165,15 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
             raise ValueError("step must be nonzero")
     if (vals[1] - vals[0]) * vals[2] < 0:
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    dev = _device(device)
+    if dev != "cpu" and _dtype(dtype).kind in "iu":     # made on the device (no upload)
+        return _finish(carray.arange(vals[0], vals[1], vals[2], dtype=_dtype(dtype),
+                                     device=dev), requires_grad)
     arr = carray.arange(vals[0], vals[1], vals[2], dtype=carray.float64 if
                         _dtype(dtype).kind == "f" else _dtype(dtype))
     arr = arr.astype(_dtype(dtype)) if arr.dtype != _dtype(dtype) else arr
-    if _device(device) != "cpu":
-        arr = arr.to(_device(device))
+    if dev != "cpu":
+        arr = arr.to(dev)
     return _finish(arr, requires_grad)
 
 

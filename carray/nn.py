@@ -52,6 +52,8 @@ __all__ = [
     "rms_norm_grad",
     "softmax",
     "softmax_grad",
+    # issue 14: embedding's lookup, checked on the device
+    "embedding",
 ]
 
 _FLOATS = ("float32", "float64")
@@ -794,3 +796,40 @@ def rms_norm_grad(g, x, rstd, weight=None, output_mask=(True, True)):
     gx, gw = _kernels(op, a, g_, r, w).rms_norm_grad_rows(g_, a, r, w, rows, n, *need)
     return (None if gx is None else gx.reshape(a.shape),
             None if gw is None else gw.reshape(nshape))
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 14: embedding's lookup (its index check on the device, without a wait)
+# ---------------------------------------------------------------------------------------------
+
+_EMBEDDING_RANGE = "index out of range in self"
+
+
+def embedding(weight, indices):
+    """The rows of the 2-d weight (V, D) at the int32/int64 indices (any shape): an array of
+    shape indices.shape + (D,), as torch.nn.functional.embedding's forward. An index outside
+    [0, V) raises IndexError("index out of range in self"), as PyTorch: on the CPU now; on the
+    device at the next read from it (item(), tolist(), .to("cpu")...), since the lookup checks
+    there rather than waiting for the device (the looked-up row is zeros meanwhile).
+    TypeError for other index dtypes, ValueError for a weight that is not 2-d,
+    DeviceMismatchError for arrays on different devices."""
+    op = "embedding"
+    if not isinstance(weight, Array) or not isinstance(indices, Array):
+        raise TypeError(f"{op}(): weight and indices must be carray Arrays, got "
+                        f"{type(weight).__name__} and {type(indices).__name__}")
+    if weight.ndim != 2:
+        raise ValueError(f"{op}(): weight must be 2-d (num_embeddings, embedding_dim), got "
+                         f"shape {weight.shape}")
+    if indices.dtype.name not in ("int32", "int64"):
+        raise TypeError(f"{op}(): indices must be int32 or int64, got {indices.dtype.name}")
+    if weight.device != indices.device:
+        raise DeviceMismatchError(f"{op}(): expected all arrays on one device, got "
+                                  f"{sorted({weight.device, indices.device})}; move them with "
+                                  f".to()")
+    if weight.device == "gpu":
+        from carray.opencl import _index
+        return _index.take_rows(weight, indices, _EMBEDDING_RANGE)
+    v = weight.shape[0]
+    if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= v):
+        raise IndexError(_EMBEDDING_RANGE)
+    return weight[indices]

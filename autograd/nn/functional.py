@@ -597,7 +597,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     """Rows of weight (V, D) at the int64/int32 indices input (*,): a (*, D) tensor. Rows at
     padding_idx get no gradient; max_norm renormalises the looked-up rows of weight in place to
     at most that norm. RuntimeError for float indices, a weight that is not 2-d or sparse=True,
-    IndexError for an index outside [0, V), AssertionError for padding_idx outside [-V, V)."""
+    IndexError("index out of range in self") for an index outside [0, V) (on the gpu at the
+    next read from the device, e.g. loss.item(): the lookup checks there without waiting),
+    AssertionError for padding_idx outside [-V, V)."""
     idx = input.array
     if idx.dtype not in (carray.int64, carray.int32):
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
@@ -612,9 +614,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         if not -v <= padding_idx < v:
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx %= v
-    if idx.size and (int(carray.min(idx)) < 0 or int(carray.max(idx)) >= v):
-        raise IndexError("index out of range in self")
     if max_norm is not None:
+        if idx.size and (int(carray.min(idx)) < 0 or int(carray.max(idx)) >= v):
+            raise IndexError("index out of range in self")
         _renorm_rows(weight, idx.reshape(-1), max_norm, norm_type)
     return Embedding.apply(weight, idx, padding_idx, bool(scale_grad_by_freq))
 

@@ -699,7 +699,7 @@ class Embedding(Builtin):
         if ctx.needs_input_grad[0]:
             ctx.idx, ctx.padding_idx, ctx.by_freq = idx, padding_idx, by_freq
             ctx.shape = weight.array.shape
-        return wrap(weight.array[idx])
+        return wrap(_cnn.embedding(weight.array, idx))
 
     @staticmethod
     def backward(ctx, g):

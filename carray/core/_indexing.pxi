@@ -56,8 +56,8 @@ cdef Array _index_array(object k):
         arr = as_array(k, -1)
     except OverflowError:
         raise _index_overflow(k) from None
-    if on_gpu(arr):          # offsets are worked out on the host (this read waits)
-        arr = arr.to("cpu")
+    if on_gpu(arr) and arr.dtype_num == BOOL:
+        arr = arr.to("cpu")  # the positions of True decide the shape (this read waits)
     if arr.dtype_num == BOOL:
         return arr
     if arr.dtype_num == INT32 or arr.dtype_num == INT64:
@@ -314,7 +314,7 @@ cdef object _advanced(Array a, tuple key, object value, int mode):
         before, after = [], rest
     rshape = tuple(vshape[d] for d in before) + bshape + tuple(vshape[d] for d in after)
     # 4. element offsets of each index combination (bounds checked before any write)
-    cdef Array offsets = _gather_offsets(view, adv, bshape)
+    cdef Array offsets = _gather_offsets(view, adv, bshape, mode)
     # 5. move the blocks
     cdef Array result
     if mode != MODE_GET:
@@ -369,9 +369,19 @@ cdef list _nonzero(Array mask):
     return outs
 
 
-cdef Array _gather_offsets(Array view, list adv, tuple bshape):
+cdef Array _gather_offsets(Array view, list adv, tuple bshape, int mode):
     """int64 array of shape bshape: the element offset (from view's [0,...]) each index
-    combination selects. IndexError for an index out of bounds of its axis."""
+    combination selects. IndexError for an index out of bounds of its axis. On the device, when
+    an index array is there and mode is not MODE_ASSIGN (whose repeated indices are resolved on
+    the host), the offsets are worked out there, with no wait, and a bad device index raises
+    IndexError at the next read from the device (carray/opencl/_index.py)."""
+    if on_gpu(view):
+        if mode != MODE_ASSIGN and any(on_gpu(<Array>t[0]) for t in adv):
+            return gpu_backend().device_offsets(
+                bshape, [(t[0], view.shape_[<int>t[1]], view.strides_[<int>t[1]],
+                          t[2] if t[2] >= 0 else 0) for t in adv])
+        adv = [((<Array>t[0]).to("cpu") if on_gpu(<Array>t[0]) else t[0],) + tuple(t[1:])
+               for t in adv]   # (this read waits)
     cdef Py_ssize_t bbuf[MAXDIMS]
     cdef int bnd = parse_shape(bshape, bbuf)
     cdef Array out = new_array(bnd, bbuf, INT64)
@@ -438,8 +448,12 @@ cdef void _move_blocks(Array view, Array result, Array offsets, list rest, int n
                 vs.append(0)
             else:
                 vs.append(view.strides_[<int>rest[d - nb]])
-        gpu_backend().move_blocks(view, result, offsets, result.shape or (1,), vs or [0],
-                                  nbefore, nb, assign)
+        if mode == MODE_ADD:
+            gpu_backend().add_blocks(view, result, offsets, result.shape or (1,), vs or [0],
+                                     nbefore, nb)
+        else:
+            gpu_backend().move_blocks(view, result, offsets, result.shape or (1,), vs or [0],
+                                      nbefore, nb, assign)
         return
     # B dims are consecutive in the C-contiguous result: block b starts b * bstep elements in
     bstep = 1
@@ -542,17 +556,13 @@ def add_at(Array a, indices, values):
     value added (NumPy's numpy.add.at; bool arrays get a logical or). indices is any index
     NumPy accepts; values broadcasts to a[indices]'s shape and is cast to a's dtype.
     Raises IndexError for bad indices, ValueError for a value of the wrong shape or a
-    read-only a."""
+    read-only a. On the device it runs there (atomic adds, so float sums into one element may
+    round differently from run to run), and an index array on the device is checked there: a
+    bad index adds nothing and raises IndexError at the next read from the device."""
     cdef int j
     if not a.writeable:
         raise ValueError("assignment destination is read-only")
     key = indices if PyTuple_Check(indices) else (indices,)
-    if on_gpu(a):  # accumulated on the host (repeated indices need a serial pass)
-        host = a.to("cpu")
-        add_at(host, tuple(k.to("cpu") if isinstance(k, Array) else k for k in key),
-               values.to("cpu") if isinstance(values, Array) else values)
-        a[...] = host.to("gpu")
-        return None
     for j in range(PyTuple_GET_SIZE(key)):
         if _kind(<object>PyTuple_GET_ITEM(key, j)) == K_ADV:
             _advanced(a, key, values, MODE_ADD)

@@ -18,8 +18,9 @@ import sys
 import types
 
 from carray.opencl import _nn as nn
+from carray.opencl._arange import arange
 from carray.opencl._elementwise import run as elementwise
-from carray.opencl._index import move_blocks
+from carray.opencl._index import add_blocks, device_offsets, move_blocks
 from carray.opencl._matmul import matmul
 from carray.opencl._reduce import arg, reduce
 from carray.opencl._runtime import (
@@ -50,7 +51,9 @@ __all__ = ["runtime", "upload", "download", "copy_into", "elementwise", "reduce"
            "device_count", "device_name", "is_initialized", "select", "selected",
            "suggest",
            # a device-to-host copy that does not wait, into pinned host memory (DDP's buckets)
-           "download_async", "pinned_empty"]
+           "download_async", "pinned_empty",
+           # issue 14: integer-array indexing, add_at and arange made on the device
+           "device_offsets", "add_blocks", "arange"]
 
 
 def __getattr__(name):

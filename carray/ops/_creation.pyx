@@ -9,7 +9,7 @@ values and for zeros/ones/empty/linspace/eye, int64 for Python ints, bool for bo
 import math
 
 from carray.core._array cimport (Array, new_array, new_device_array, copy_into, on_gpu, parse_shape,
-                            parse_dtype_num, parse_device)
+                            parse_dtype_num, parse_device, gpu_backend)
 from carray.core._array cimport as_array
 from carray.core._dtype cimport BOOL, FLOAT32, FLOAT64, INT32, INT64, itemsize_of, bool_t
 from carray.core._strided cimport MAXDIMS
@@ -122,9 +122,54 @@ def arange(start, stop=None, step=None, dtype=None, device=None):
     int64 when start, stop and step are ints, float32 otherwise (unless dtype= is given).
     Raises ZeroDivisionError for step 0.
     """
-    parse_device(device)
+    if parse_device(device) == "gpu":
+        plan = _arange_plan(start, stop, step, dtype)
+        if plan is not None:    # made on the device (no upload)
+            return gpu_backend().arange(*plan)
     r = _arange_host(start, stop, step, dtype)
     return _on(r, device)
+
+
+def _wrap_int32(v):
+    return ((v + (1 << 31)) % (1 << 32)) - (1 << 31)
+
+
+def _arange_plan(start, stop, step, dtype):
+    """(n, type number, first, second) for the device's arange kernel when the dtype is int32,
+    int64, float32 or float64 (the kernel computes first + i * (second - first) in the dtype as
+    _arange_host does); None for the others (made on the host). Errors as _arange_host's."""
+    if stop is None:
+        start, stop = 0, start
+    if step is None:
+        step = 1
+    start = _as_number(start, "start")
+    stop = _as_number(stop, "stop")
+    step = _as_number(step, "step")
+    if step == 0:
+        raise ZeroDivisionError("arange: step must not be zero")
+    all_int = all(isinstance(v, int) for v in (start, stop, step))
+    cdef int num = parse_dtype_num(dtype, INT64 if all_int else FLOAT32)
+    if num == BOOL:
+        return None
+    if all_int:
+        n = max(0, -((start - stop) // step))
+    else:
+        try:
+            n = max(0, int(math.ceil((stop - start) / step)))
+        except (OverflowError, ValueError):
+            raise ValueError(f"arange: cannot compute the length of arange({start}, {stop}, "
+                             f"{step})") from None
+    if n >= (<Py_ssize_t>1 << 62):
+        raise ValueError(f"arange: {n} elements exceed the maximum allowed size")
+    second = start + step
+    if num == FLOAT32 or num == FLOAT64:
+        return n, num, float(start), float(second)
+    first, second = int(start), int(second)
+    if num == INT32:
+        return n, num, _wrap_int32(first), _wrap_int32(second)
+    if not -(1 << 63) <= first < (1 << 63) or not -(1 << 63) <= second < (1 << 63):
+        return None
+    return n, num, first, second
 
 
 def _arange_host(start, stop=None, step=None, dtype=None, device=None):
@@ -269,9 +314,7 @@ def operator_index(x, name):
 
 def eye(N, M=None, k=0, dtype=None, device=None):
     """An N x M array with ones on diagonal k and zeros elsewhere (float32 unless dtype=)."""
-    parse_device(device)
-    r = _eye_host(N, M, k, dtype)
-    return _on(r, device)
+    return _eye_host(N, M, k, dtype, device)
 
 
 def _eye_host(N, M=None, k=0, dtype=None, device=None):
@@ -282,11 +325,10 @@ def _eye_host(N, M=None, k=0, dtype=None, device=None):
     if N < 0 or M < 0:
         raise ValueError(f"negative dimensions are not allowed, got N={N}, M={M}")
     cdef Array a = zeros((N, M), dtype=dtype, device=device)
-    cdef Py_ssize_t i, j, rows = N, cols = M, kk = k
-    cdef Array one = as_array(1, a.dtype_num)
-    # only the rows the diagonal crosses (eye(2**40, 0) must not loop over 2**40 rows)
-    for i in range(max(0, -kk), min(rows, cols - kk) if kk < cols else 0):
-        a[i, i + kk] = one
+    cdef Py_ssize_t first = max(0, -k), last = min(N, M - k) if k < M else 0
+    # the diagonal as one strided view of the flat array (one fill, also on the device)
+    if last > first:
+        a.reshape(-1)[first * M + first + k::M + 1][:last - first] = 1
     return a
 
 

@@ -2,8 +2,11 @@
 // (or scatters to). The view's element for result element e is
 //   p = off + sum over the before/after dims of coord * stride  +  offs[b],
 // b = e's coordinate along the flattened index dims B (stride 0 in the layout). $t: the type.
+// An offset of BAD_OFFSET (an index out of bounds found on the device by index_offsets.cl,
+// reported by the host at its next read) gathers 0 and scatters nothing.
 
 #define T $t
+#define BAD_OFFSET LONG_MIN
 
 typedef struct { IDX shape[$rank]; IDX st[1][$rank]; IDX off[1]; } layout_t;
 
@@ -13,9 +16,14 @@ __kernel void gather(__global T* restrict res, __global const T* restrict view,
 {
     IDX e = get_global_id(0);
     if (e >= n) return;
+    long o = offs[(e / bstep) % nb];
+    if (o == BAD_OFFSET) {
+        res[e] = (T)0;
+        return;
+    }
     IDX p[1];
     STRIDED_OFFSETS($rank, 1, L, e, p);
-    res[e] = view[p[0] + offs[(e / bstep) % nb]];
+    res[e] = view[p[0] + o];
 }
 
 // keep (read when use_keep): 0 for a block whose offset a later block repeats, so the
@@ -28,7 +36,7 @@ __kernel void scatter(__global const T* restrict res, __global T* restrict view,
     IDX e = get_global_id(0);
     if (e >= n) return;
     IDX b = (e / bstep) % nb;
-    if (use_keep && !keep[b]) return;
+    if ((use_keep && !keep[b]) || offs[b] == BAD_OFFSET) return;
     IDX p[1];
     STRIDED_OFFSETS($rank, 1, L, e, p);
     view[p[0] + offs[b]] = res[e];
