@@ -178,8 +178,10 @@ cdef int _setitem(Array a, object key, object value) except -1:
         view = _getitem(a, key)
     except OverflowError:
         raise _index_overflow(key) from None
-    if view.ndim == 0 and _names_one_element(key) and _is_sequence_value(value):
+    if view.ndim == 0 and a.dtype_num != BOOL and _names_one_element(key) \
+            and _is_sequence_value(value):
         # all-integer keys assign one element, as NumPy 2's item assignment: no n-d value
+        # (NumPy's bool elements take any value's truth instead: carray broadcasts there)
         raise ValueError("setting an array element with a sequence.")
     copy_into(view, _scalar_for(value, a.dtype_num))
     return 0
