@@ -339,6 +339,9 @@ def _sgd_launch(t, chunk, lr):
         launch(_sgd_kernel(t, len(chunk)), sum(p.size for p, _ in chunk), args)
 
 
+# exact GELU in one kernel (issue 14 item 3): kernels in _gelu.py
+from carray.opencl._gelu import gelu, gelu_grad  # noqa: E402, F401
+
 # fused softmax / log_softmax / layer norm / RMS norm rows (h13): kernels in _nn_norm.py
 from carray.opencl._nn_norm import (  # noqa: E402, F401
     layer_norm_grad_rows,
