@@ -235,9 +235,9 @@ def avg_pool2d_backward(gout, input_shape, kernel, stride, padding, count_includ
     return gin
 
 
-def _loss_kernels(t, wg, w):
-    return _cache.kernel(("loss", t, wg, w), ("softmax_nll_rows", "nll_total", "softmax_nll_grad"),
-                         lambda: _cache.render("loss.cl", t=CL_TYPES[t], wg=wg, w=w),
+def _loss_kernels(t, wg):
+    return _cache.kernel(("loss", t, wg), ("softmax_nll_rows", "nll_total", "softmax_nll_grad"),
+                         lambda: _cache.render("loss.cl", t=CL_TYPES[t], wg=wg),
                          "long", t == FLOAT64)
 
 
@@ -261,7 +261,7 @@ def softmax_nll(x, target, ignore_index, reduction):
             count.fill(0)
         return loss, probs, count
     wg, w = _rows.lanes(C)
-    rows_knl, total_knl, _ = _loss_kernels(x.dtype.num, wg, w)
+    rows_knl, total_knl, _ = _loss_kernels(x.dtype.num, wg)
     x = x if x.flags.c_contiguous else x.copy()
     xbuf, xoff = x._cl()[:2]
     tbuf, toff = target._cl()[:2]
@@ -269,7 +269,7 @@ def softmax_nll(x, target, ignore_index, reduction):
     rbuf = per_row._cl()[0]
     launch(rows_knl, _rows.groups(M, wg, w),
            [rbuf, probs._cl()[0], xbuf, _q(xoff), tbuf, _q(toff), _q(M), _q(C),
-            _q(ignore_index), _i(mode != 0), _bad_flag()._cl()[0]], wg)
+            _q(ignore_index), _i(mode != 0), _bad_flag()._cl()[0], _i(w)], wg)
     if mode:
         launch(total_knl, wg, [loss._cl()[0], count._cl()[0], rbuf, _q(M), _i(mode)], wg)
     _expect_check(BAD_TARGET, f"cross_entropy: a target is out of bounds for {C} classes")
@@ -283,14 +283,14 @@ def softmax_nll_grad(probs, target, grad_output, count, ignore_index):
     gx = _empty((M, C), probs.dtype)
     if gx.size:
         wg, w = _rows.lanes(C)
-        knl = _loss_kernels(probs.dtype.num, wg, w)[2]
+        knl = _loss_kernels(probs.dtype.num, wg)[2]
         tbuf, toff = target._cl()[:2]
         gbuf, goff = grad_output._cl()[:2]
         gstep = grad_output.strides[0] // grad_output.itemsize if grad_output.ndim else 0
         launch(knl, _rows.groups(M, wg, w),
                [gx._cl()[0], probs._cl()[0], tbuf, _q(toff), _q(M), _q(C), _q(ignore_index),
                 gbuf, _q(goff), _q(gstep), (count if count is not None else grad_output)._cl()[0],
-                _i(count is not None)], wg)
+                _i(count is not None), _i(w)], wg)
     return gx
 
 

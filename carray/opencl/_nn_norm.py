@@ -21,9 +21,9 @@ _ROWS_PER_CHUNK = 64    # rows per partial column sum of the weight and bias gra
 _COLUMN_ROWS = 1024     # softmax rows `inner` apart: one item per row from this many rows
 
 
-def _kernels(t, wg, w):
-    return _cache.kernel(("norm", t, wg, w), _NAMES,
-                         lambda: _cache.render("norm.cl", t=CL_TYPES[t], wg=wg, w=w),
+def _kernels(t, wg):
+    return _cache.kernel(("norm", t, wg), _NAMES,
+                         lambda: _cache.render("norm.cl", t=CL_TYPES[t], wg=wg),
                          "long", t == FLOAT64)
 
 
@@ -64,8 +64,8 @@ def _softmax(x, outer, n, inner, lg, masked):
     if rows and n:
         wg, w = _softmax_lanes(rows, n, inner)
         xb, xo = _buf(x)
-        launch(_kernels(x.dtype.num, wg, w)[0], _rows.groups(rows, wg, w),
-               [y._cl()[0], xb, xo, _q(n), _q(inner), _i(lg), _i(masked), _q(rows)], wg)
+        launch(_kernels(x.dtype.num, wg)[0], _rows.groups(rows, wg, w),
+               [y._cl()[0], xb, xo, _q(n), _q(inner), _i(lg), _i(masked), _q(rows), _i(w)], wg)
     return y
 
 
@@ -76,8 +76,8 @@ def _softmax_grad(y, g, outer, n, inner, lg):
         wg, w = _softmax_lanes(rows, n, inner)
         yb, yo = _buf(y)
         gb, go = _buf(g)
-        launch(_kernels(y.dtype.num, wg, w)[1], _rows.groups(rows, wg, w),
-               [gx._cl()[0], yb, yo, gb, go, _q(n), _q(inner), _i(lg), _q(rows)], wg)
+        launch(_kernels(y.dtype.num, wg)[1], _rows.groups(rows, wg, w),
+               [gx._cl()[0], yb, yo, gb, go, _q(n), _q(inner), _i(lg), _q(rows), _i(w)], wg)
     return gx
 
 
@@ -110,10 +110,10 @@ def _norm(x, rows, n, weight, bias, eps, center):
         xb, xo = _buf(x)
         wb, wo = _buf(weight) if weight is not None else (xb, xo)
         bb, bo = _buf(bias) if bias is not None else (xb, xo)
-        launch(_kernels(t, wg, w)[2], _rows.groups(rows, wg, w),
+        launch(_kernels(t, wg)[2], _rows.groups(rows, wg, w),
                [y._cl()[0], mean._cl()[0], rstd._cl()[0], xb, xo, wb, wo, bb, bo, _q(n),
                 _real(eps, t), _i(weight is not None), _i(bias is not None), _i(center),
-                _q(rows)], wg)
+                _q(rows), _i(w)], wg)
     elif rows:                  # rows of nothing: mean NaN, rstd 1 / sqrt(NaN) (as 0 / 0)
         mean.fill(float("nan") if center else 0.0)
         rstd.fill(float("nan"))
@@ -133,9 +133,9 @@ def _norm_grad(g, x, mean, rstd, weight, rows, n, center, need_x, need_w, need_b
         if rows and n:
             wg, w = _rows.lanes(n)
             wb, wo = _buf(weight) if weight is not None else (xb, xo)
-            launch(_kernels(t, wg, w)[3], _rows.groups(rows, wg, w),
+            launch(_kernels(t, wg)[3], _rows.groups(rows, wg, w),
                    [gx._cl()[0], gbuf, go, xb, xo, mb, mo, rb, ro, wb, wo, _q(n),
-                    _i(weight is not None), _i(center), _q(rows)], wg)
+                    _i(weight is not None), _i(center), _q(rows), _i(w)], wg)
     need_b = need_b and center
     if need_w or need_b:
         chunks = max(1, -(-rows // _ROWS_PER_CHUNK))
@@ -143,7 +143,7 @@ def _norm_grad(g, x, mean, rstd, weight, rows, n, center, need_x, need_w, need_b
         pw = _empty((chunks, n), x.dtype)
         pb = _empty((chunks, n), x.dtype) if need_b else pw
         if n:
-            launch(_kernels(t, 1, 1)[4], chunks * n,
+            launch(_kernels(t, runtime().max_group)[4], chunks * n,
                    [pw._cl()[0], pb._cl()[0], gbuf, go, xb, xo, mb, mo, rb, ro, _q(rows), _q(n),
                     _q(chunks), _q(chunk), _i(center), _i(need_b)])
         if need_w:

@@ -1,14 +1,13 @@
 // Softmax cross entropy over the rows of logits x (M x C, contiguous from xoff) at int64 class
-// targets t (M,), matching carray/cpu/_nn.pyx: softmax_nll and its gradient. The host fills $t,
-// $wg (the work-group size) and $w (the lanes of one row: a power of two dividing $wg), so a
-// group holds WG / W rows: long rows get a whole group, short ones share it, and the M rows
+// targets t (M,), matching carray/cpu/_nn.pyx: softmax_nll and its gradient. The host fills $t
+// and $wg (the work-group size) and passes W (the lanes of one row: a power of two dividing WG;
+// an argument, so one program serves every row length), so a group holds WG / W rows: long rows get a whole group, short ones share it, and the M rows
 // spread over M W / WG groups. A row whose target is `ignore` counts for nothing; a target
 // outside [0, C) (and not `ignore`) sets *bad (reported by the host at its next read) and counts
 // for nothing.
 
 #define T $t
 #define WG $wg
-#define W $w
 
 // A tree over the W lanes of each row's segment of red (lane = lid % W).
 #define SEG_TREE(red, lid, lane, OP)                                     \
@@ -29,7 +28,7 @@ void softmax_nll_rows(__global T* restrict loss, __global T* restrict p,
                       __global const T* restrict x, const long xoff,
                       __global const long* restrict t, const long toff, const long M,
                       const long C, const long ignore, const int with_count,
-                      __global int* restrict bad)
+                      __global int* restrict bad, const int W)
 {
     __local T red[WG];
     const int lid = get_local_id(0), lane = lid % W;
@@ -111,7 +110,7 @@ void softmax_nll_grad(__global T* restrict gx, __global const T* restrict p,
                       __global const long* restrict t, const long toff, const long M,
                       const long C, const long ignore, __global const T* restrict g,
                       const long goff, const long gstep, __global const T* restrict count,
-                      const int divide)
+                      const int divide, const int W)
 {
     const int lid = get_local_id(0), lane = lid % W;
     const long i = get_group_id(0) * (WG / W) + lid / W;

@@ -3,14 +3,14 @@
 // WG / W rows per work group of WG items (carray/opencl/_rows.py): each lane walks its row W
 // elements apart and the lanes combine their partial max / sums in a local-memory tree; W = 1
 // gives one work item per row (short rows, or softmax rows `inner` apart, where neighbouring
-// items then read neighbouring elements). The host fills $t, $wg and $w.
+// items then read neighbouring elements). The host fills $t and $wg and passes W (an argument,
+// so one program serves every row length).
 // Softmax rows: the row r of x viewed as (outer, n, inner) is x[o, :, i] (o = r / inner,
 // i = r % inner), n elements `inner` apart. Norm rows: row r is x[r * n .. r * n + n).
 // Items of rows past the last (r >= rows) take part in the barriers and write nothing.
 
 #define T $t
 #define WG $wg
-#define W $w
 
 #define TREE(buf, lid, OP)                                              \
     barrier(CLK_LOCAL_MEM_FENCE);                                       \
@@ -32,7 +32,7 @@
 // y = softmax(x) (lg: log_softmax) over each row; masked: an all -inf row gives 0, not NaN.
 __kernel void softmax_rows(__global T* restrict y, __global const T* restrict x, const long xoff,
                            const long n, const long inner, const int lg, const int masked,
-                           const long rows)
+                           const long rows, const int W)
 {
     __local T red[WG];
     ROW_OF_ITEM
@@ -72,7 +72,8 @@ __kernel void softmax_rows(__global T* restrict y, __global const T* restrict x,
 // softmax: gx = y (g - sum(g y)); lg (log_softmax): gx = g - exp(y) sum(g); over each row.
 __kernel void softmax_grad_rows(__global T* restrict gx, __global const T* restrict y,
                                 const long yoff, __global const T* restrict g, const long goff,
-                                const long n, const long inner, const int lg, const long rows)
+                                const long n, const long inner, const int lg, const long rows,
+                                const int W)
 {
     __local T red[WG];
     ROW_OF_ITEM
@@ -97,7 +98,8 @@ __kernel void norm_rows(__global T* restrict y, __global T* restrict mean,
                         __global T* restrict rstd, __global const T* restrict x, const long xoff,
                         __global const T* restrict w, const long woff,
                         __global const T* restrict b, const long boff, const long n, const T eps,
-                        const int has_w, const int has_b, const int center, const long rows)
+                        const int has_w, const int has_b, const int center, const long rows,
+                        const int W)
 {
     __local T red[WG];
     ROW_OF_ITEM
@@ -139,7 +141,8 @@ __kernel void norm_grad_rows(__global T* restrict gx, __global const T* restrict
                              __global const T* restrict mean, const long moff,
                              __global const T* restrict rstd, const long roff,
                              __global const T* restrict w, const long woff, const long n,
-                             const int has_w, const int center, const long rows)
+                             const int has_w, const int center, const long rows,
+                             const int W)
 {
     __local T red_a[WG];
     __local T red_c[WG];
