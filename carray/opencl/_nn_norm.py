@@ -15,7 +15,7 @@ from carray.opencl._runtime import runtime
 from carray.opencl._types import CL_TYPES, FLOAT64
 
 _NAMES = ("softmax_rows", "softmax_grad_rows", "norm_rows", "norm_grad_rows", "norm_grad_cols")
-_ROWS_PER_CHUNK = 64    # rows per partial column sum of the weight and bias gradients
+_ROWS_PER_CHUNK = 16    # rows per partial column sum of the weight and bias gradients
 
 
 _COLUMN_ROWS = 1024     # softmax rows `inner` apart: one item per row from this many rows

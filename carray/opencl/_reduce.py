@@ -18,7 +18,7 @@ from carray.ops._optable import Identity, Kind, ReduceOp
 CL = CL_TYPES
 R_SUM, R_PROD, R_MAX, R_MIN = ReduceOp.R_SUM, ReduceOp.R_PROD, ReduceOp.R_MAX, ReduceOp.R_MIN
 WG = 256
-COL_ITEMS = 65536       # a column reduction splits its elements into chunks up to this many items
+COL_ITEMS = 1 << 18     # a column reduction splits its elements into chunks up to this many items
 
 # the op table's symbolic identities, written in OpenCL C for each type: (LOWEST, HIGHEST)
 _LIMITS = {BOOL: ("0", "1"), INT32: ("INT_MIN", "INT_MAX"), INT64: ("LONG_MIN", "LONG_MAX"),
@@ -119,7 +119,8 @@ def _plan(t, ti, op, shape, strides, off, reduced):
         return _Plan(out_shape, None, [(lanes, -(-M // (WG // W)) * WG, WG,
                                         ["out", "in", lo, li, P(idx, [K]), P(idx, [M]),
                                          struct.pack("i", W)])])
-    if ost[-1] == 1:                                        # columns
+    if ost[-1] == 1 and M >= 256:       # columns (fewer: the group trees below, which split
+        # K over groups; neighbouring k are then only M apart)
         G = max(1, min(-(-COL_ITEMS // M), -(-K // 32)))
         chunk = max(1, -(-K // G))
         G = max(1, -(-K // chunk))
