@@ -29,6 +29,7 @@ import operator
 
 from carray.core._array import Array, AxisError, DeviceMismatchError, ascontiguousarray
 from carray.cpu import _nn
+from carray.ops import _ufunc as _uf
 from carray.ops._join import pad as _pad
 
 __all__ = [
@@ -833,3 +834,41 @@ def embedding(weight, indices):
     if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= v):
         raise IndexError(_EMBEDDING_RANGE)
     return weight[indices]
+# exact GELU in one pass (issue 14 item 3): one kernel launch each on the device
+# ---------------------------------------------------------------------------------------------
+
+__all__ += ["gelu", "gelu_grad"]
+
+_SQRT_HALF = 0.70710678118654752440
+_INV_SQRT_2PI = 0.39894228040143267794
+
+
+def _phi(a):
+    """Phi(a) = (1 + erf(a / sqrt 2)) / 2 from carray's ufuncs (the CPU path)."""
+    return _uf.multiply(_uf.add(_uf.erf(_uf.multiply(a, _SQRT_HALF)), 1.0), 0.5)
+
+
+def gelu(x):
+    """Exact GELU x Phi(x), Phi the standard normal CDF (float32/float64, any strides): one
+    kernel on the OpenCL device (float32's erf a polynomial within about 1 ulp), erf and a few
+    elementwise passes on the CPU. Raises RuntimeError for a non-float dtype, TypeError for a
+    non-Array."""
+    op = "gelu"
+    a = _array(x, "x", op)
+    if a.device == "gpu":
+        return _kernels(op, a).gelu(a)
+    return _uf.multiply(a, _phi(a))
+
+
+def gelu_grad(g, x):
+    """The gradient of gelu given the output gradient g and the input x:
+    g (Phi(x) + x phi(x)), phi(x) = exp(-x^2 / 2) / sqrt(2 pi). Raises as gelu, RuntimeError
+    when the shapes or dtypes differ."""
+    op = "gelu_grad"
+    a = _array(x, "x", op)
+    g_ = _array(g, "g", op, a.dtype.name)
+    _same(a, g_, op)
+    if _kernels(op, a, g_) is not _nn:
+        return _kernels(op, a, g_).gelu_grad(g_, a)
+    pdf = _uf.multiply(_uf.exp(_uf.multiply(_uf.multiply(a, a), -0.5)), _INV_SQRT_2PI)
+    return _uf.multiply(g_, _uf.add(_phi(a), _uf.multiply(a, pdf)))

@@ -279,7 +279,7 @@ class Gelu(Builtin):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return wrap(carray.multiply(x.array, _phi_cdf(x.array)))
+        return wrap(_cnn.gelu(x.array))       # one kernel on the device
 
     @staticmethod
     def backward(ctx, g):
@@ -287,20 +287,11 @@ class Gelu(Builtin):
         if _state.enabled:  # create_graph: from differentiable ops
             cdf = (erf(x * _SQRT_HALF) + 1) * 0.5
             return g * (cdf + x * (x * x * -0.5).exp() * _INV_SQRT_2PI)
-        xd = x.array
-        pdf = carray.multiply(carray.exp(carray.multiply(carray.multiply(xd, xd), -0.5)),
-                              _INV_SQRT_2PI)
-        slope = carray.add(_phi_cdf(xd), carray.multiply(xd, pdf))
-        return wrap(carray.multiply(g.array, slope))
+        return wrap(_cnn.gelu_grad(g.array, x.array))
 
 
 _SQRT_HALF = 1 / math.sqrt(2)
 _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
-
-
-def _phi_cdf(d):
-    """Phi(d) = (1 + erf(d / sqrt(2))) / 2 on carray data."""
-    return carray.multiply(carray.add(carray.erf(carray.multiply(d, _SQRT_HALF)), 1.0), 0.5)
 
 
 class Softplus(Builtin):

@@ -47,7 +47,7 @@ UNARY_EXPR = {
     U.U_ARCSINH: lambda T, f, b, t: "asinh(x1)",
     U.U_ARCCOSH: lambda T, f, b, t: "acosh(x1)",
     U.U_ARCTANH: lambda T, f, b, t: "atanh(x1)",
-    U.U_ERF: lambda T, f, b, t: "erf(x1)",
+    U.U_ERF: lambda T, f, b, t: "carray_erf_float(x1)" if t == FLOAT32 else "erf(x1)",
     U.U_ERFINV: lambda T, f, b, t: f"carray_erfinv_{T}(x1)",
 }
 

@@ -9,7 +9,7 @@ import threading
 import time
 
 import carray
-from carray.opencl import _cache, _profiling
+from carray.opencl import _cache, _profiling, _rows
 from carray.opencl._launch import launch
 from carray.opencl._runtime import runtime
 from carray.opencl._types import CL_TYPES, FLOAT64
@@ -235,9 +235,8 @@ def avg_pool2d_backward(gout, input_shape, kernel, stride, padding, count_includ
     return gin
 
 
-def _loss_kernels(t):
-    wg = runtime().max_group
-    return _cache.kernel(("loss", t, wg), ("softmax_nll", "softmax_nll_grad"),
+def _loss_kernels(t, wg):
+    return _cache.kernel(("loss", t, wg), ("softmax_nll_rows", "nll_total", "softmax_nll_grad"),
                          lambda: _cache.render("loss.cl", t=CL_TYPES[t], wg=wg),
                          "long", t == FLOAT64)
 
@@ -246,46 +245,52 @@ _NLL_MODES = {"none": 0, "sum": 1, "mean": 2}
 
 
 def softmax_nll(x, target, ignore_index, reduction):
-    """(loss, probs, count) of softmax cross entropy over the rows of x (M, C) at target (M,),
-    in one launch (the sums in one work group). A target outside [0, C) raises IndexError at
-    the next read from the device."""
+    """(loss, probs, count) of softmax cross entropy over the rows of x (M, C) at target (M,):
+    each row's softmax and loss in one launch over many work groups (_rows.lanes: a local-memory
+    tree per row, several short rows per group), then, for 'sum' and 'mean', one small launch
+    summing the M row losses and counts. A target outside [0, C) raises IndexError at the next
+    read from the device."""
     M, C = x.shape
     mode = _NLL_MODES[reduction]
     probs = _empty((M, C), x.dtype)
     loss = _empty((M,) if mode == 0 else (), x.dtype)
     count = _empty((), x.dtype) if mode else None
-    knl = _loss_kernels(x.dtype.num)[0]
     if M == 0:
         if mode:
             loss.fill(float("nan") if mode == 2 else 0.0)
             count.fill(0)
-    else:
-        x = x if x.flags.c_contiguous else x.copy()
-        xbuf, xoff = x._cl()[:2]
-        tbuf, toff = target._cl()[:2]
-        items = M if mode == 0 else runtime().max_group
-        launch(knl, max(items, 1),
-               [loss._cl()[0], (loss if count is None else count)._cl()[0], probs._cl()[0], xbuf,
-                _q(xoff), tbuf, _q(toff), _q(M), _q(C), _q(ignore_index), _i(mode),
-                _bad_flag()._cl()[0]],
-               None if mode == 0 else runtime().max_group)
-        _expect_check(BAD_TARGET, f"cross_entropy: a target is out of bounds for {C} classes")
+        return loss, probs, count
+    wg, w = _rows.lanes(C)
+    rows_knl, total_knl, _ = _loss_kernels(x.dtype.num, wg)
+    x = x if x.flags.c_contiguous else x.copy()
+    xbuf, xoff = x._cl()[:2]
+    tbuf, toff = target._cl()[:2]
+    per_row = loss if mode == 0 else _empty((2 * M,), x.dtype)    # losses, then counts
+    rbuf = per_row._cl()[0]
+    launch(rows_knl, _rows.groups(M, wg, w),
+           [rbuf, probs._cl()[0], xbuf, _q(xoff), tbuf, _q(toff), _q(M), _q(C),
+            _q(ignore_index), _i(mode != 0), _bad_flag()._cl()[0], _i(w)], wg)
+    if mode:
+        launch(total_knl, wg, [loss._cl()[0], count._cl()[0], rbuf, _q(M), _i(mode)], wg)
+    _expect_check(BAD_TARGET, f"cross_entropy: a target is out of bounds for {C} classes")
     return loss, probs, count
 
 
 def softmax_nll_grad(probs, target, grad_output, count, ignore_index):
-    """(probs - one_hot(target)) * grad_output [/ count] by rows, 0 for rows not counted."""
+    """(probs - one_hot(target)) * grad_output [/ count] by rows, 0 for rows not counted (rows
+    spread over work groups as in softmax_nll)."""
     M, C = probs.shape
     gx = _empty((M, C), probs.dtype)
     if gx.size:
-        knl = _loss_kernels(probs.dtype.num)[1]
+        wg, w = _rows.lanes(C)
+        knl = _loss_kernels(probs.dtype.num, wg)[2]
         tbuf, toff = target._cl()[:2]
         gbuf, goff = grad_output._cl()[:2]
         gstep = grad_output.strides[0] // grad_output.itemsize if grad_output.ndim else 0
-        launch(knl, gx.size,
+        launch(knl, _rows.groups(M, wg, w),
                [gx._cl()[0], probs._cl()[0], tbuf, _q(toff), _q(M), _q(C), _q(ignore_index),
                 gbuf, _q(goff), _q(gstep), (count if count is not None else grad_output)._cl()[0],
-                _i(count is not None)])
+                _i(count is not None), _i(w)], wg)
     return gx
 
 
@@ -333,6 +338,9 @@ def _sgd_launch(t, chunk, lr):
         args.append(struct.pack("d" if t == FLOAT64 else "f", lr))
         launch(_sgd_kernel(t, len(chunk)), sum(p.size for p, _ in chunk), args)
 
+
+# exact GELU in one kernel (issue 14 item 3): kernels in _gelu.py
+from carray.opencl._gelu import gelu, gelu_grad  # noqa: E402, F401
 
 # fused softmax / log_softmax / layer norm / RMS norm rows (h13): kernels in _nn_norm.py
 from carray.opencl._nn_norm import (  # noqa: E402, F401

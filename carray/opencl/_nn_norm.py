@@ -1,34 +1,36 @@
 """carray.nn's fused row kernels on the device (norm.cl), with the signatures of
 carray/cpu/_nn_norm.pyx (re-exported by carray.opencl._nn): softmax and log_softmax over the
 middle axis of x viewed as (outer, n, inner), layer norm and RMS norm over rows of n, and their
-gradients. One work group per row (a local-memory tree for the max and the sums), so the rows
-spread over the device's compute units; the weight and bias gradients are partial column sums
-per chunk of rows (no atomics), summed on the device afterwards."""
+gradients. W lanes per row and several short rows per work group (_rows.lanes: a local-memory
+tree for the max and the sums), so the rows spread over the device's compute units whatever
+their number and length; softmax rows `inner` apart run one work item per row when there are
+many (neighbouring items read neighbouring elements); the weight and bias gradients are
+partial column sums per chunk of rows (no atomics), summed on the device afterwards."""
 
 import struct
 
-from carray.opencl import _cache
+from carray.opencl import _cache, _rows
 from carray.opencl._launch import launch
 from carray.opencl._runtime import runtime
 from carray.opencl._types import CL_TYPES, FLOAT64
 
 _NAMES = ("softmax_rows", "softmax_grad_rows", "norm_rows", "norm_grad_rows", "norm_grad_cols")
-_ROWS_PER_CHUNK = 64    # rows per partial column sum of the weight and bias gradients
+_ROWS_PER_CHUNK = 16    # rows per partial column sum of the weight and bias gradients
 
 
-def _group(n):
-    """The work-group size for rows of n: a power of two, up to the device's limit."""
-    cap = runtime().max_group
-    g = 1
-    while g < n and g < cap:
-        g *= 2
-    return g
+_COLUMN_ROWS = 1024     # softmax rows `inner` apart: one item per row from this many rows
 
 
 def _kernels(t, wg):
     return _cache.kernel(("norm", t, wg), _NAMES,
                          lambda: _cache.render("norm.cl", t=CL_TYPES[t], wg=wg),
                          "long", t == FLOAT64)
+
+
+def _softmax_lanes(rows, n, inner):
+    if inner > 1 and rows >= _COLUMN_ROWS:
+        return runtime().max_group, 1
+    return _rows.lanes(n)
 
 
 def _q(v):
@@ -60,10 +62,10 @@ def _softmax(x, outer, n, inner, lg, masked):
     y = _empty(x.shape, x.dtype)
     rows = outer * inner
     if rows and n:
-        wg = _group(n)
+        wg, w = _softmax_lanes(rows, n, inner)
         xb, xo = _buf(x)
-        launch(_kernels(x.dtype.num, wg)[0], rows * wg,
-               [y._cl()[0], xb, xo, _q(n), _q(inner), _i(lg), _i(masked)], wg)
+        launch(_kernels(x.dtype.num, wg)[0], _rows.groups(rows, wg, w),
+               [y._cl()[0], xb, xo, _q(n), _q(inner), _i(lg), _i(masked), _q(rows), _i(w)], wg)
     return y
 
 
@@ -71,11 +73,11 @@ def _softmax_grad(y, g, outer, n, inner, lg):
     gx = _empty(y.shape, y.dtype)
     rows = outer * inner
     if rows and n:
-        wg = _group(n)
+        wg, w = _softmax_lanes(rows, n, inner)
         yb, yo = _buf(y)
         gb, go = _buf(g)
-        launch(_kernels(y.dtype.num, wg)[1], rows * wg,
-               [gx._cl()[0], yb, yo, gb, go, _q(n), _q(inner), _i(lg)], wg)
+        launch(_kernels(y.dtype.num, wg)[1], _rows.groups(rows, wg, w),
+               [gx._cl()[0], yb, yo, gb, go, _q(n), _q(inner), _i(lg), _q(rows), _i(w)], wg)
     return gx
 
 
@@ -104,13 +106,14 @@ def _norm(x, rows, n, weight, bias, eps, center):
     y = _empty(x.shape, x.dtype)
     mean, rstd = _empty((rows,), x.dtype), _empty((rows,), x.dtype)
     if rows and n:
-        wg = _group(n)
+        wg, w = _rows.lanes(n)
         xb, xo = _buf(x)
         wb, wo = _buf(weight) if weight is not None else (xb, xo)
         bb, bo = _buf(bias) if bias is not None else (xb, xo)
-        launch(_kernels(t, wg)[2], rows * wg,
+        launch(_kernels(t, wg)[2], _rows.groups(rows, wg, w),
                [y._cl()[0], mean._cl()[0], rstd._cl()[0], xb, xo, wb, wo, bb, bo, _q(n),
-                _real(eps, t), _i(weight is not None), _i(bias is not None), _i(center)], wg)
+                _real(eps, t), _i(weight is not None), _i(bias is not None), _i(center),
+                _q(rows), _i(w)], wg)
     elif rows:                  # rows of nothing: mean NaN, rstd 1 / sqrt(NaN) (as 0 / 0)
         mean.fill(float("nan") if center else 0.0)
         rstd.fill(float("nan"))
@@ -128,11 +131,11 @@ def _norm_grad(g, x, mean, rstd, weight, rows, n, center, need_x, need_w, need_b
     if need_x:
         gx = _empty(x.shape, x.dtype)
         if rows and n:
-            wg = _group(n)
+            wg, w = _rows.lanes(n)
             wb, wo = _buf(weight) if weight is not None else (xb, xo)
-            launch(_kernels(t, wg)[3], rows * wg,
+            launch(_kernels(t, wg)[3], _rows.groups(rows, wg, w),
                    [gx._cl()[0], gbuf, go, xb, xo, mb, mo, rb, ro, wb, wo, _q(n),
-                    _i(weight is not None), _i(center)], wg)
+                    _i(weight is not None), _i(center), _q(rows), _i(w)], wg)
     need_b = need_b and center
     if need_w or need_b:
         chunks = max(1, -(-rows // _ROWS_PER_CHUNK))
@@ -140,7 +143,7 @@ def _norm_grad(g, x, mean, rstd, weight, rows, n, center, need_x, need_w, need_b
         pw = _empty((chunks, n), x.dtype)
         pb = _empty((chunks, n), x.dtype) if need_b else pw
         if n:
-            launch(_kernels(t, 1)[4], chunks * n,
+            launch(_kernels(t, runtime().max_group)[4], chunks * n,
                    [pw._cl()[0], pb._cl()[0], gbuf, go, xb, xo, mb, mo, rb, ro, _q(rows), _q(n),
                     _q(chunks), _q(chunk), _i(center), _i(need_b)])
         if need_w:

@@ -1,5 +1,11 @@
-"""Reductions on the device: sum/prod/max/min over any axes as work-group trees (two passes when
-few outputs reduce many elements), and argmax/argmin."""
+"""Reductions on the device: sum/prod/max/min over any axes, and argmax/argmin. Every layout
+spreads over many work groups: rows (reduced elements next to each other) as W lanes per output
+with a local-memory tree, several short rows per group; columns (outputs next to each other) as
+one work item per output and chunk of the reduced elements, the chunks' partial results folded by
+a second pass; other layouts as work-group trees (two passes when few outputs reduce many
+elements)."""
+
+import struct
 
 from carray.core._dtype import DTYPE_NAMES
 from carray.opencl import _cache, _layout
@@ -12,6 +18,7 @@ from carray.ops._optable import Identity, Kind, ReduceOp
 CL = CL_TYPES
 R_SUM, R_PROD, R_MAX, R_MIN = ReduceOp.R_SUM, ReduceOp.R_PROD, ReduceOp.R_MAX, ReduceOp.R_MIN
 WG = 256
+COL_ITEMS = 1 << 18     # a column reduction splits its elements into chunks up to this many items
 
 # the op table's symbolic identities, written in OpenCL C for each type: (LOWEST, HIGHEST)
 _LIMITS = {BOOL: ("0", "1"), INT32: ("INT_MIN", "INT_MAX"), INT64: ("LONG_MIN", "LONG_MAX"),
@@ -64,7 +71,8 @@ def _program(t, op, orank, irank, idx, ti=None):
                                 load=_load(t, ti),
                                 combine=_combine(op, t), identity=_identity(op, t),
                                 orank=orank, irank=irank, wg=WG, cmp=">" if op == R_MAX else "<")
-    return _cache.kernel(key, ("reduce_groups", "reduce_items", "arg_groups"), src, idx,
+    return _cache.kernel(key, ("reduce_groups", "reduce_items", "arg_groups", "reduce_lanes",
+                               "reduce_cols"), src, idx,
                          FLOAT64 in (acc, ti))
 
 
@@ -101,9 +109,31 @@ def _plan(t, ti, op, shape, strides, off, reduced):
             K *= n
     oshape, ost, ishape, ist = _split(shape, strides, off, reduced)
     idx = _layout.index_type(M * K, list(shape), [list(strides)], [off])
-    groups, items, _ = _program(t, op, len(oshape), len(ishape), idx, ti)
+    groups, items, _, lanes, cols = _program(t, op, len(oshape), len(ishape), idx, ti)
     lo, li = _args(idx, oshape, ost, off, ishape, ist)
     P = _layout.pack
+    if ist[-1] == 1 and (K <= WG * 8 or M >= 256):         # rows
+        W = 1               # (rows of up to 8 fold in order, as NumPy's pairwise sum does)
+        while W < K and W < WG and K > 8:
+            W *= 2
+        return _Plan(out_shape, None, [(lanes, -(-M // (WG // W)) * WG, WG,
+                                        ["out", "in", lo, li, P(idx, [K]), P(idx, [M]),
+                                         struct.pack("i", W)])])
+    if ost[-1] == 1 and M >= 256:       # columns (fewer: the group trees below, which split
+        # K over groups; neighbouring k are then only M apart)
+        G = max(1, min(-(-COL_ITEMS // M), -(-K // 32)))
+        chunk = max(1, -(-K // G))
+        G = max(1, -(-K // chunk))
+        if G == 1:
+            return _Plan(out_shape, None, [(cols, M, None, ["out", "in", lo, li, P(idx, [K]),
+                                                            P(idx, [M]), P(idx, [1]),
+                                                            P(idx, [chunk])])])
+        items2 = _program(t, op, 1, 1, idx)[1]
+        lo2, li2 = _args(idx, [M], [1], 0, [G], [M])
+        return _Plan(out_shape, (G, M), [
+            (cols, M * G, None, ["part", "in", lo, li, P(idx, [K]), P(idx, [M]), P(idx, [G]),
+                                 P(idx, [chunk])]),
+            (items2, M, None, ["out", "part", lo2, li2, P(idx, [G]), P(idx, [M])])])
     if K <= 64 or M >= 4096 and K <= 1024:
         return _Plan(out_shape, None, [(items, M, None, ["out", "in", lo, li, P(idx, [K]),
                                                           P(idx, [M])])])
@@ -115,7 +145,7 @@ def _plan(t, ti, op, shape, strides, off, reduced):
                                                               P(idx, [1]), P(idx, [K])])])
     chunk = -(-K // G)
     # second pass: the M x G partials, contiguous
-    g2, _, _ = _program(t, op, 1, 1, idx)
+    g2 = _program(t, op, 1, 1, idx)[0]
     lo2, li2 = _args(idx, [M], [G], 0, [G], [1])
     return _Plan(out_shape, (M, G), [
         (groups, M * G * WG, WG, ["part", "in", lo, li, P(idx, [K]), P(idx, [G]),
@@ -168,7 +198,7 @@ def arg(rows, want_max):
     reduced = [False] * (len(shape) - 1) + [True]
     oshape, ost, ishape, ist = _split(shape, strides, off, reduced)
     idx = _layout.index_type(M * shape[-1], list(shape), [list(strides)], [off])
-    _, _, argk = _program(t, R_MAX if want_max else R_MIN, len(oshape), len(ishape), idx)
+    _, _, argk, _, _ = _program(t, R_MAX if want_max else R_MIN, len(oshape), len(ishape), idx)
     lo, li = _args(idx, oshape, ost, off, ishape, ist)
     launch(argk, M * WG, [out._cl()[0], buf, lo, li, _layout.pack(idx, [shape[-1]])], WG)
     return out

@@ -59,6 +59,57 @@ __kernel void reduce_items(__global T* restrict out, __global const TI* restrict
     out[m] = (T)acc;
 }
 
+// W lanes per output and WG / W outputs per work group (W a power of two dividing WG, given at
+// run time): for reductions whose reduced elements lie next to each other (rows), so
+// neighbouring lanes read neighbouring elements and short rows share a group. A local-memory
+// tree over each output's W lanes.
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void reduce_lanes(__global T* restrict out, __global const TI* restrict in, const outer_t LO,
+                  const inner_t LI, const IDX K, const IDX M, const int W)
+{
+    __local ACC part[WG];
+    const int lid = get_local_id(0), lane = lid % W;
+    const IDX m = get_group_id(0) * (WG / W) + lid / W;
+    ACC acc = $identity;
+    if (m < M) {                // (items past M still meet every barrier)
+        IDX po[1], pi[1];
+        STRIDED_OFFSETS($orank, 1, LO, m, po);
+        for (IDX k = lane; k < K; k += W) {
+            STRIDED_OFFSETS($irank, 1, LI, k, pi);
+            acc = COMBINE(acc, LOAD(in[po[0] + pi[0]]));
+        }
+    }
+    part[lid] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int h = W / 2; h > 0; h >>= 1) {
+        if (lane < h) part[lid] = COMBINE(part[lid], part[lid + h]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (m < M && lane == 0) out[m] = (T)part[lid];
+}
+
+// One work item per (chunk g, output m), m fastest: for reductions whose outputs lie next to
+// each other (columns), so neighbouring items read neighbouring elements. Item (g, m) folds k
+// in [chunk g, chunk (g + 1)) and writes out[g M + m]: G x M partial results (G = 1: the
+// result).
+__kernel void reduce_cols(__global T* restrict out, __global const TI* restrict in,
+                          const outer_t LO, const inner_t LI, const IDX K, const IDX M,
+                          const IDX G, const IDX chunk)
+{
+    const IDX e = get_global_id(0);
+    if (e >= M * G) return;
+    const IDX g = e / M, m = e - g * M;
+    const IDX hi = min((g + 1) * chunk, K);
+    IDX po[1], pi[1];
+    STRIDED_OFFSETS($orank, 1, LO, m, po);
+    ACC acc = $identity;
+    for (IDX k = g * chunk; k < hi; ++k) {
+        STRIDED_OFFSETS($irank, 1, LI, k, pi);
+        acc = COMBINE(acc, LOAD(in[po[0] + pi[0]]));
+    }
+    out[e] = (T)acc;
+}
+
 // argmax / argmin over the reduced dims (one work group per output): the first index of the
 // extreme on ties, the first NaN when there is one (NaN counts as the extreme, as NumPy).
 #define BETTER(v1, i1, v2, i2) ((v1) != (v1) ? ((v2) != (v2) ? (i1) < (i2) : 1) : \
