@@ -40,29 +40,6 @@ def download(a):
     return host
 
 
-def pinned_empty(n, dtype):
-    """A new 1-d host Array of n elements of dtype in page-locked ("pinned") memory that the
-    device copies to and from at full speed (an OpenCL buffer made with ALLOC_HOST_PTR, mapped
-    once; the Array keeps the mapping alive). Falls back to ordinary host memory where the
-    driver cannot map one."""
-    import carray
-
-    dtype = carray.dtype(dtype)
-    rt = runtime()
-    cl = rt.cl
-    if n:
-        try:
-            buf = cl.Buffer(rt.context, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR,
-                            n * dtype.itemsize)
-            mapped, _ = cl.enqueue_map_buffer(rt.queue, buf,
-                                              cl.map_flags.READ | cl.map_flags.WRITE, 0,
-                                              (n * dtype.itemsize,), "uint8", is_blocking=True)
-            return carray.asarray(memoryview(mapped).cast(dtype.char))
-        except (cl.Error, TypeError, ValueError):
-            pass
-    return carray.empty(n, dtype=dtype)
-
-
 def download_async(a, host):
     """Queue host[...] = a for a C-contiguous device array `a` and a C-contiguous host array
     `host` of its size and dtype, without waiting; returns the copy's pyopencl Event (None for

@@ -38,8 +38,7 @@ _FIRST_BUCKET_BYTES = 1024 * 1024      # torch's dist._DEFAULT_FIRST_BUCKET_BYTE
 
 
 class _Bucket:
-    """Parameters whose gradients travel together in one host buffer (flat; pinned memory when
-    the parameters are on the GPU). On the GPU the
+    """Parameters whose gradients travel together in one host buffer (flat). On the GPU the
     gradients first gather in a device buffer of the same layout (device copies, no waiting),
     which crosses to the host in one read queued when the bucket is full (the host goes on
     queueing backward's kernels; the all-reduce starts once the read has arrived) and back in
@@ -74,7 +73,6 @@ class _Bucket:
         if self.device_flat is None or self.device_flat.device != dev:
             n, dtype = self.flat.shape[0], self.flat.dtype
             self.device_flat = carray.zeros(n, dtype=dtype, device=dev)
-            self.flat = carray.opencl.pinned_empty(n, dtype)   # copies at full speed
         return self.device_flat
 
     def put(self, i, grad):
