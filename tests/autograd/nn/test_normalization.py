@@ -98,7 +98,9 @@ def test_layer_norm_forward_by_hand():
     np.testing.assert_allclose(out, ref, rtol=1e-12)
 
 
-@pytest.mark.parametrize("shape,groups", [((2, 6, 5), 3), ((3, 4, 2, 3), 2), ((2, 4), 2)])
+# (groups of at least 4 elements: over 2 elements the input gradient is ~0 by cancellation, and
+# float32 rounding on a GPU made that case fail 1 run in ~10 against torch's CPU values)
+@pytest.mark.parametrize("shape,groups", [((2, 6, 5), 3), ((3, 4, 2, 3), 2), ((3, 8), 2)])
 def test_group_norm_against_torch(device, shape, groups):
     torch = pytest.importorskip("torch")
     theirs = torch.nn.GroupNorm(groups, shape[1])
