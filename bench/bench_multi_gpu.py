@@ -141,6 +141,7 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--tiny", action="store_true", help="small shapes: a quick smoke test")
+    ap.add_argument("--bucket-mb", type=float, default=25.0, help="DDP's bucket_cap_mb")
     ap.add_argument("--profile", metavar="FILE",
                     help="(autograd) rank 0 profiles 3 more steps and writes the table to FILE")
     args = ap.parse_args()
@@ -163,7 +164,7 @@ def main():
         return check(args, lib, dist, DDP, model, loss_fn, per_rank, make_batch, rank, world,
                      device, distributed)
     model = model.to(device)
-    net = DDP(model) if distributed else model
+    net = DDP(model, bucket_cap_mb=args.bucket_mb) if distributed else model
     opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     gen = lib.Generator().manual_seed(1 + rank)
     x, y = (t.to(device) for t in make_batch(per_rank, gen))
@@ -209,6 +210,7 @@ def main():
     if rank == 0:
         med = statistics.median(times)
         out = dict(lib=args.lib, model=args.model, world=world, batch_per_rank=per_rank,
+                   bucket_mb=args.bucket_mb,
                    step_ms=round(med * 1e3, 3), samples_per_s=round(world * per_rank / med, 1),
                    device=lib.cuda.get_device_name(local))
         out["parts_ms"] = {k: round(statistics.median(v) * 1e3, 3) for k, v in parts.items()}

@@ -101,14 +101,16 @@ class _Bucket:
             self.read = None
         return True
 
-    def to_device(self):
-        """The averaged flat back into the staging buffer (one write on the GPU)."""
+    def average(self, world):
+        """Divide the summed gradients by world: on the device after one write back there,
+        or in flat on the CPU."""
         buf = self._staging()
         if buf is not self.flat:
             buf[...] = self.flat
+        buf /= world
 
     def take(self, i, world, used):
-        """Write the averaged gradient back into parameter i's .grad (after to_device)."""
+        """Write the averaged gradient back into parameter i's .grad (after average)."""
         p = self.params[i]
         a, n = self.offsets[i], p.numel()
         avg = self._staging()[a:a + n].reshape(p.shape)
@@ -332,8 +334,7 @@ class DistributedDataParallel(Module):
             _all_reduce_host_sum(used, self.process_group).wait()
         for bucket in self._buckets:
             bucket.work.wait()
-            bucket.flat /= self._world
-            bucket.to_device()
+            bucket.average(self._world)
         for n, p in enumerate(self._params):
             b, i = self._where[id(p)]
             self._buckets[b].take(i, self._world, used is None or int(used[n]) > 0)
