@@ -30,6 +30,7 @@ import operator
 from carray.core._array import Array, AxisError, DeviceMismatchError, ascontiguousarray
 from carray.cpu import _nn
 from carray.ops import _ufunc as _uf
+from carray.ops._creation import empty
 from carray.ops._join import pad as _pad
 
 __all__ = [
@@ -872,3 +873,157 @@ def gelu_grad(g, x):
         return _kernels(op, a, g_).gelu_grad(g_, a)
     pdf = _uf.multiply(_uf.exp(_uf.multiply(_uf.multiply(a, a), -0.5)), _INV_SQRT_2PI)
     return _uf.multiply(g_, _uf.add(_phi(a), _uf.multiply(a, pdf)))
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 12 item 5: one LSTM / GRU cell step (the gate math of a recurrent layer) and its
+# gradient, one kernel each on the OpenCL device, a few vectorised passes on the CPU
+#   LSTM: a = gi + gh = [i f g o] (B, 4H); i, f, o = sigmoid, g = tanh; c' = f c + i g;
+#         h' = o tanh(c')
+#   GRU:  r = s(gi_r + gh_r), z = s(gi_z + gh_z), n = tanh(gi_n + r gh_n), h' = n + z (h - n)
+# ---------------------------------------------------------------------------------------------
+
+__all__ += ["lstm_cell", "lstm_cell_grad", "gru_cell", "gru_cell_grad"]
+
+
+def _cell_args(op, gi, gh, state, k, name):
+    """gi, gh (B, kH) and the state `name` (B, H) checked: one float dtype and device, matching
+    shapes. RuntimeError naming the argument otherwise (TypeError for non-Arrays)."""
+    s = _array(state, name, op)
+    gi_ = _array(gi, "gi", op, s.dtype.name)
+    gh_ = _array(gh, "gh", op, s.dtype.name)
+    want = s.shape[:-1] + (k * s.shape[-1],) if s.ndim else None
+    for name, a in (("gi", gi_), ("gh", gh_)):
+        if s.ndim == 0 or a.shape != want:
+            raise RuntimeError(f"{op}(): {name} must have shape {_size(want or (k,))} for a "
+                               f"state of shape {_size(s.shape)}, got {_size(a.shape)}")
+    _kernels(op, gi_, gh_, s)
+    return gi_, gh_, s
+
+
+def lstm_cell(gi, gh, c):
+    """One LSTM step from the input projection gi and hidden projection gh (B, 4H, gates in
+    PyTorch's order i f g o) and the cell state c (B, H): (h', c', act, tanh(c')), where act
+    (B, 4H) holds the activated gates; act and tanh(c') are what lstm_cell_grad needs. Raises
+    RuntimeError for mismatched shapes or dtypes, DeviceMismatchError across devices."""
+    op = "lstm_cell"
+    gi_, gh_, c_ = _cell_args(op, gi, gh, c, 4, "c")
+    if c_.device == "gpu":
+        return _kernels(op, c_).lstm_cell(gi_, gh_, c_)
+    n = c_.shape[-1]
+    act = _uf.add(gi_, gh_)
+    g = act[..., 2 * n:3 * n]
+    _uf.sigmoid(act[..., :2 * n], out=act[..., :2 * n])
+    _uf.sigmoid(act[..., 3 * n:], out=act[..., 3 * n:])
+    _uf.tanh(g, out=g)
+    i, f, o = act[..., :n], act[..., n:2 * n], act[..., 3 * n:]
+    c_new = _uf.multiply(f, c_)
+    _uf.add(c_new, _uf.multiply(i, g), out=c_new)
+    tc = _uf.tanh(c_new)
+    return _uf.multiply(o, tc), c_new, act, tc
+
+
+def lstm_cell_grad(act, tc, c, dh, dc):
+    """The gradients of lstm_cell: (dgates (B, 4H), the same for gi and gh; dc_prev (B, H)),
+    from its act and tanh(c') outputs, the input c and the upstream gradients dh and dc of h'
+    and c' (either may be None, not both). Raises as lstm_cell."""
+    op = "lstm_cell_grad"
+    if dh is None and dc is None:
+        raise ValueError(f"{op}(): dh and dc cannot both be None")
+    c_ = _array(c, "c", op)
+    tc_ = _array(tc, "tc", op, c_.dtype.name)
+    act_ = _array(act, "act", op, c_.dtype.name)
+    ups = [None if u is None else _array(u, name, op, c_.dtype.name)
+           for name, u in (("dh", dh), ("dc", dc))]
+    for name, a in (("tc", tc_), ("dh", ups[0]), ("dc", ups[1])):
+        if a is not None and a.shape != c_.shape:
+            raise RuntimeError(f"{op}(): {name} must have the shape {_size(c_.shape)} of c, "
+                               f"got {_size(a.shape)}")
+    if act_.shape != c_.shape[:-1] + (4 * c_.shape[-1],):
+        raise RuntimeError(f"{op}(): act must have shape "
+                           f"{_size(c_.shape[:-1] + (4 * c_.shape[-1],))}, got "
+                           f"{_size(act_.shape)}")
+    dh_, dc_ = ups
+    kern = _kernels(op, act_, tc_, c_, dh_, dc_)
+    if kern is not _nn:
+        return kern.lstm_cell_grad(act_, tc_, c_, dh_, dc_)
+    n = c_.shape[-1]
+    i, f, g, o = (act_[..., k * n:(k + 1) * n] for k in range(4))
+    up = empty(act_.shape, dtype=act_.dtype)
+    if dh_ is not None:
+        d = _uf.multiply(tc_, tc_)                 # dc = dc' + dh o (1 - tc^2)
+        _uf.subtract(1.0, d, out=d)
+        _uf.multiply(d, o, out=d)
+        _uf.multiply(d, dh_, out=d)
+        if dc_ is not None:
+            _uf.add(d, dc_, out=d)
+        _uf.multiply(dh_, tc_, out=up[..., 3 * n:])
+    else:
+        d = dc_
+        up[..., 3 * n:] = 0.0
+    _uf.multiply(d, g, out=up[..., :n])
+    _uf.multiply(d, c_, out=up[..., n:2 * n])
+    _uf.multiply(d, i, out=up[..., 2 * n:3 * n])
+    # the activations' derivatives: s (1 - s) for the sigmoids, 1 - g^2 for the tanh
+    deriv = _uf.subtract(1.0, act_)
+    _uf.multiply(deriv, act_, out=deriv)
+    _uf.subtract(1.0, _uf.multiply(g, g), out=deriv[..., 2 * n:3 * n])
+    _uf.multiply(up, deriv, out=up)
+    return up, _uf.multiply(d, f)
+
+
+def gru_cell(gi, gh, h):
+    """One GRU step from the input projection gi and hidden projection gh (B, 3H, PyTorch's
+    order r z n, biases included) and the hidden state h (B, H): (h', rz, n) where rz (B, 2H)
+    holds the activated r and z gates and n (B, H) the candidate; rz and n are what
+    gru_cell_grad needs. Raises as lstm_cell."""
+    op = "gru_cell"
+    gi_, gh_, h_ = _cell_args(op, gi, gh, h, 3, "h")
+    if h_.device == "gpu":
+        return _kernels(op, h_).gru_cell(gi_, gh_, h_)
+    n = h_.shape[-1]
+    rz = _uf.add(gi_[..., :2 * n], gh_[..., :2 * n])
+    _uf.sigmoid(rz, out=rz)
+    r, z = rz[..., :n], rz[..., n:]
+    nt = _uf.multiply(r, gh_[..., 2 * n:])
+    _uf.add(nt, gi_[..., 2 * n:], out=nt)
+    _uf.tanh(nt, out=nt)
+    h_new = _uf.subtract(h_, nt)                   # n + z (h - n)
+    _uf.multiply(h_new, z, out=h_new)
+    _uf.add(h_new, nt, out=h_new)
+    return h_new, rz, nt
+
+
+def gru_cell_grad(rz, nt, gh, h, dh):
+    """The gradients of gru_cell: (dgi, dgh (B, 3H), dh_prev (B, H)) from its rz and n
+    outputs, the inputs gh and h and the upstream gradient dh of h'. Raises as gru_cell."""
+    op = "gru_cell_grad"
+    h_ = _array(h, "h", op)
+    rz_, nt_, gh_, dh_ = (_array(a, name, op, h_.dtype.name) for name, a in
+                          (("rz", rz), ("n", nt), ("gh", gh), ("dh", dh)))
+    lead, n = h_.shape[:-1], h_.shape[-1] if h_.ndim else 0
+    for name, a, k in (("rz", rz_, 2), ("n", nt_, 1), ("gh", gh_, 3), ("dh", dh_, 1)):
+        if h_.ndim == 0 or a.shape != lead + (k * n,):
+            raise RuntimeError(f"{op}(): {name} must have shape {_size(lead + (k * n,))}, got "
+                               f"{_size(a.shape)}")
+    kern = _kernels(op, rz_, nt_, gh_, h_, dh_)
+    if kern is not _nn:
+        return kern.gru_cell_grad(rz_, nt_, gh_, h_, dh_)
+    r, z = rz_[..., :n], rz_[..., n:]
+    dgi = empty(lead + (3 * n,), dtype=h_.dtype)
+    dn = dgi[..., 2 * n:]
+    _uf.multiply(nt_, nt_, out=dn)                 # dn = dh (1 - z) (1 - n^2)
+    _uf.subtract(1.0, dn, out=dn)
+    _uf.multiply(dn, _uf.subtract(1.0, z), out=dn)
+    _uf.multiply(dn, dh_, out=dn)
+    deriv = _uf.subtract(1.0, rz_)                 # s (1 - s) for r and z
+    _uf.multiply(deriv, rz_, out=deriv)
+    dr = dgi[..., :n]
+    _uf.multiply(dn, gh_[..., 2 * n:], out=dr)
+    dz = dgi[..., n:2 * n]
+    _uf.subtract(h_, nt_, out=dz)
+    _uf.multiply(dz, dh_, out=dz)
+    _uf.multiply(dgi[..., :2 * n], deriv, out=dgi[..., :2 * n])
+    dgh = dgi.copy()
+    _uf.multiply(dn, r, out=dgh[..., 2 * n:])
+    return dgi, dgh, _uf.multiply(dh_, z)

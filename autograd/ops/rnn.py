@@ -18,28 +18,14 @@ from autograd.ops.shape import Cat, Unbind
 __all__ = ["ThnnFusedGruCell", "ThnnFusedLstmCell", "Unbind"]
 
 
-def _tanh(x, out=None):
-    """tanh(x) into out (a new array when None): carray's tanh, vectorised on the CPU."""
-    return carray.tanh(x, out=out)
-
-
 class ThnnFusedLstmCell(Builtin):
     """One LSTM step from the summed projections: (h', c') of gates gi + gh (B, 4H) and the
-    cell state c (B, H); see the formulas above. Returns (h', c')."""
+    cell state c (B, H); see the formulas above (carray.nn.lstm_cell: one kernel on the GPU).
+    Returns (h', c')."""
 
     @staticmethod
     def forward(ctx, gi, gh, c):
-        n = c.array.shape[-1]
-        act = carray.add(gi.array, gh.array)
-        g = act[..., 2 * n:3 * n]
-        carray.sigmoid(act[..., :2 * n], out=act[..., :2 * n])
-        carray.sigmoid(act[..., 3 * n:], out=act[..., 3 * n:])
-        _tanh(g, out=g)
-        i, f, o = act[..., :n], act[..., n:2 * n], act[..., 3 * n:]
-        c_new = carray.multiply(f, c.array)
-        carray.add(c_new, carray.multiply(i, g), out=c_new)
-        tc = _tanh(c_new)
-        h_new = carray.multiply(o, tc)
+        h_new, c_new, act, tc = carray.nn.lstm_cell(gi.array, gh.array, c.array)
         if True in ctx.needs_input_grad:
             ctx.save_for_backward(gi, gh, c)
             ctx.act, ctx.tc = act, tc
@@ -50,34 +36,13 @@ class ThnnFusedLstmCell(Builtin):
         gi, gh, c = ctx.saved_tensors
         if _state.enabled:
             return _lstm_grads_composed(gi, gh, c, dh, dc_out)
-        act, tc = ctx.act, ctx.tc
-        n = tc.shape[-1]
-        i, f, g, o = (act[..., k * n:(k + 1) * n] for k in range(4))
-        up = carray.empty(act.shape, dtype=act.dtype, device=act.device)
-        if dh is not None:
-            dhd = dh.array
-            dc = carray.multiply(tc, tc)                 # dc = dc' + dh o (1 - tc^2)
-            carray.subtract(1.0, dc, out=dc)
-            carray.multiply(dc, o, out=dc)
-            carray.multiply(dc, dhd, out=dc)
-            if dc_out is not None:
-                carray.add(dc, dc_out.array, out=dc)
-            carray.multiply(dhd, tc, out=up[..., 3 * n:])
-        else:
-            dc = dc_out.array
-            up[..., 3 * n:] = 0.0
-        carray.multiply(dc, g, out=up[..., :n])
-        carray.multiply(dc, c.array, out=up[..., n:2 * n])
-        carray.multiply(dc, i, out=up[..., 2 * n:3 * n])
-        # the activations' derivatives: s(1 - s) for the sigmoids, 1 - g^2 for the tanh
-        deriv = carray.subtract(1.0, act)
-        carray.multiply(deriv, act, out=deriv)
-        carray.subtract(1.0, carray.multiply(g, g), out=deriv[..., 2 * n:3 * n])
-        carray.multiply(up, deriv, out=up)
+        dgates, dc_prev = carray.nn.lstm_cell_grad(
+            ctx.act, ctx.tc, c.array, None if dh is None else dh.array,
+            None if dc_out is None else dc_out.array)
         need = ctx.needs_input_grad
-        dgates = wrap(up)
-        dc_prev = wrap(carray.multiply(dc, f)) if need[2] else None
-        return (dgates if need[0] else None), (dgates if need[1] else None), dc_prev
+        dgates = wrap(dgates)
+        return ((dgates if need[0] else None), (dgates if need[1] else None),
+                wrap(dc_prev) if need[2] else None)
 
 
 def _lstm_grads_composed(gi, gh, c, dh, dc_out):
@@ -108,21 +73,12 @@ def _lstm_grads_composed(gi, gh, c, dh, dc_out):
 
 class ThnnFusedGruCell(Builtin):
     """One GRU step: h' of the input projection gi (B, 3H), the hidden projection gh (B, 3H)
-    and the hidden state h (B, H); see the formulas above."""
+    and the hidden state h (B, H); see the formulas above (carray.nn.gru_cell: one kernel on
+    the GPU)."""
 
     @staticmethod
     def forward(ctx, gi, gh, h):
-        n = h.array.shape[-1]
-        gid, ghd = gi.array, gh.array
-        rz = carray.add(gid[..., :2 * n], ghd[..., :2 * n])
-        carray.sigmoid(rz, out=rz)
-        r, z = rz[..., :n], rz[..., n:]
-        nt = carray.multiply(r, ghd[..., 2 * n:])
-        carray.add(nt, gid[..., 2 * n:], out=nt)
-        _tanh(nt, out=nt)
-        h_new = carray.subtract(h.array, nt)          # n + z (h - n)
-        carray.multiply(h_new, z, out=h_new)
-        carray.add(h_new, nt, out=h_new)
+        h_new, rz, nt = carray.nn.gru_cell(gi.array, gh.array, h.array)
         if True in ctx.needs_input_grad:
             ctx.save_for_backward(gi, gh, h)
             ctx.rz, ctx.n = rz, nt
@@ -133,32 +89,10 @@ class ThnnFusedGruCell(Builtin):
         gi, gh, h = ctx.saved_tensors
         if _state.enabled:
             return _gru_grads_composed(gi, gh, h, dh)
-        rz, nt = ctx.rz, ctx.n
-        n = nt.shape[-1]
-        r, z = rz[..., :n], rz[..., n:]
-        dhd = dh.array
-        dgi = carray.empty(rz.shape[:-1] + (3 * n,), dtype=rz.dtype, device=rz.device)
-        dn = dgi[..., 2 * n:]
-        carray.multiply(nt, nt, out=dn)                 # dn = dh (1 - z) (1 - n^2)
-        carray.subtract(1.0, dn, out=dn)
-        carray.multiply(dn, carray.subtract(1.0, z), out=dn)
-        carray.multiply(dn, dhd, out=dn)
-        deriv = carray.subtract(1.0, rz)                # s (1 - s) for r and z
-        carray.multiply(deriv, rz, out=deriv)
-        dr = dgi[..., :n]
-        carray.multiply(dn, gh.array[..., 2 * n:], out=dr)
-        dz = dgi[..., n:2 * n]
-        carray.subtract(h.array, nt, out=dz)
-        carray.multiply(dz, dhd, out=dz)
-        carray.multiply(dgi[..., :2 * n], deriv, out=dgi[..., :2 * n])
+        dgi, dgh, dh_prev = carray.nn.gru_cell_grad(ctx.rz, ctx.n, gh.array, h.array, dh.array)
         need = ctx.needs_input_grad
-        dgh = None
-        if need[1]:
-            dgh = dgi.copy()
-            carray.multiply(dn, r, out=dgh[..., 2 * n:])
-            dgh = wrap(dgh)
-        dh_prev = wrap(carray.multiply(dhd, z)) if need[2] else None
-        return (wrap(dgi) if need[0] else None), dgh, dh_prev
+        return ((wrap(dgi) if need[0] else None), (wrap(dgh) if need[1] else None),
+                wrap(dh_prev) if need[2] else None)
 
 
 def _gru_grads_composed(gi, gh, h, dh):

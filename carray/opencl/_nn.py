@@ -353,3 +353,6 @@ from carray.opencl._nn_norm import (  # noqa: E402, F401
     softmax_grad_rows,
     softmax_rows,
 )
+
+# the LSTM/GRU cell steps in one kernel each (issue 12 item 5): kernels in _rnn.py
+from carray.opencl._rnn import gru_cell, gru_cell_grad, lstm_cell, lstm_cell_grad  # noqa: E402, F401
