@@ -39,6 +39,7 @@ from carray.opencl._transfer import (
     download,
     download_async,
     finish,
+    pinned_empty,
     upload,
 )
 
@@ -49,8 +50,8 @@ __all__ = ["runtime", "upload", "download", "copy_into", "elementwise", "reduce"
            # the devices (one per process): how many there are, which one this process uses
            "device_count", "device_name", "is_initialized", "select", "selected",
            "suggest",
-           # a device-to-host copy that does not wait (DDP's buckets)
-           "download_async",
+           # a device-to-host copy that does not wait, into pinned memory (DDP's buckets)
+           "download_async", "pinned_empty",
            # issue 14: integer-array indexing, add_at and arange made on the device
            "device_offsets", "add_blocks", "arange"]
 

@@ -2,6 +2,7 @@
 arrays, from the host (upload) and to the host (download, the one place that waits), and
 finish (the wait for the whole queue). Each reports to a running profiler (_profiling)."""
 
+import atexit
 import time
 
 from carray.opencl import _elementwise, _nn, _profiling
@@ -38,6 +39,50 @@ def download(a):
             obs.wait("clFinish", t0)
     _nn.check_pending(flag)
     return host
+
+
+_pinned = []        # the mapped host arrays of pinned_empty, unmapped at exit (see there)
+
+
+def pinned_empty(n, dtype):
+    """A new 1-d host Array of n elements of dtype in page-locked ("pinned") memory, which the
+    device copies to and from at full speed: an OpenCL buffer made with ALLOC_HOST_PTR and
+    mapped once, handed to carray through DLPack (pyopencl maps it as a NumPy array; NumPy comes
+    with pyopencl). Falls back to ordinary host memory where the driver cannot map one. The
+    mapping lives until the interpreter exits, where it is undone while the device's context is
+    still alive."""
+    import carray
+
+    dtype = carray.dtype(dtype)
+    rt = runtime()
+    cl = rt.cl
+    if n:
+        try:
+            import numpy
+            buf = cl.Buffer(rt.context, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR,
+                            n * dtype.itemsize)
+            mapped, _ = cl.enqueue_map_buffer(rt.queue, buf,
+                                              cl.map_flags.READ | cl.map_flags.WRITE, 0, (n,),
+                                              numpy.dtype(dtype.name), is_blocking=True)
+            if not _pinned:
+                atexit.register(_unmap_pinned)
+            _pinned.append(mapped)
+            return carray.from_dlpack(mapped)
+        except (cl.Error, ImportError, TypeError, ValueError, BufferError):
+            pass
+    return carray.empty(n, dtype=dtype)
+
+
+def _unmap_pinned():
+    """Undo pinned_empty's mappings before the context and queue go away at exit."""
+    queue = runtime().queue
+    while _pinned:
+        mapped = _pinned.pop()
+        try:
+            mapped.base.release(queue)
+        except Exception:       # already released, or the driver refuses: exit regardless
+            pass
+    queue.finish()
 
 
 def download_async(a, host):

@@ -73,6 +73,7 @@ class _Bucket:
         if self.device_flat is None or self.device_flat.device != dev:
             n, dtype = self.flat.shape[0], self.flat.dtype
             self.device_flat = carray.zeros(n, dtype=dtype, device=dev)
+            self.flat = carray.opencl.pinned_empty(n, dtype)   # copies at full speed
         return self.device_flat
 
     def put(self, i, grad):
