@@ -23,6 +23,13 @@ cdef extern from "_math.h" nogil:
     double carray_erfinv(double x)
     double carray_logaddexp(double a, double b)
 
+cdef extern from "_rows.h" nogil:
+    # the vectorised max/min of a contiguous row (this module's own SIMD level: the _core forms)
+    float carray_row_maxf_core(const float* x, Py_ssize_t n, Py_ssize_t* nan_at)
+    float carray_row_minf_core(const float* x, Py_ssize_t n, Py_ssize_t* nan_at)
+    double carray_row_maxd_core(const double* x, Py_ssize_t n, Py_ssize_t* nan_at)
+    double carray_row_mind_core(const double* x, Py_ssize_t n, Py_ssize_t* nan_at)
+
 from carray.core._dtype cimport BOOL, FLOAT32, FLOAT64, INT32, INT64, bool_t
 from carray.cpu._kernel_table cimport KernelTable
 from carray.ops._optable cimport *
@@ -730,6 +737,24 @@ cdef T _pairwise_sum_contig(T* a, Py_ssize_t n) noexcept nogil:
     return _pairwise_sum_contig(a, half) + _pairwise_sum_contig(a + half, n - half)
 
 
+cdef inline T _extreme_contig(T* a, Py_ssize_t n, reduce_t* op) noexcept nogil:
+    """max/min of n >= 1 contiguous floats by lanes plus a NaN flag (vectorised); the first NaN
+    if any, as the scalar fold gives."""
+    cdef Py_ssize_t at
+    if T is float:
+        if reduce_t is Max:
+            return carray_row_maxf_core(a, n, &at)
+        else:
+            return carray_row_minf_core(a, n, &at)
+    elif T is double:
+        if reduce_t is Max:
+            return carray_row_maxd_core(a, n, &at)
+        else:
+            return carray_row_mind_core(a, n, &at)
+    else:
+        return a[0]
+
+
 cdef void reduce_loop(char** d, const Py_ssize_t* s, Py_ssize_t n, T* tag,
                       reduce_t* op) noexcept nogil:
     """out[i] = out[i] (op) in[i]; when out's step is 0, folds all n inputs into out[0]."""
@@ -742,6 +767,9 @@ cdef void reduce_loop(char** d, const Py_ssize_t* s, Py_ssize_t n, T* tag,
             acc = _pairwise_sum_contig(a, n)
         elif reduce_t is Add and T is not bool_t:
             acc = _pairwise_sum(d[1], n, s[1], tag)
+        elif (reduce_t is Max or reduce_t is Min) and (T is float or T is double) and \
+                s[1] == sizeof(T) and n > 0:
+            acc = _extreme_contig(a, n, op)
         else:
             acc = (<T*>d[1])[0]
             for i in range(1, n):

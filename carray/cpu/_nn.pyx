@@ -34,7 +34,8 @@ Pooling runs one (H x W) plane per iteration of a parallel loop over the N * C p
 pooling with stride 2 (the common case) has its own branch-free loop.
 
 Softmax cross entropy runs one row at a time: its max, the exponentials (kept as the softmax for
-the gradient), and -log softmax at the row's target, with the sum over rows in double.
+the gradient), and -log softmax at the row's target, with the sum over rows in double; the row
+loops are _rows.h's vectorised primitives (float32 exponentials by carray_expf).
 
 Sections: helpers; convolution; pooling; softmax cross entropy; SGD's update.
 """
@@ -49,6 +50,17 @@ from carray.core._dtype cimport FLOAT32, FLOAT64, INT64
 from carray.cpu._gemm cimport gemm
 from carray.core._storage cimport host_alloc, host_free
 from carray.core._strided cimport max_threads, region_enter, region_exit, thread_seen
+
+cdef extern from "_rows.h" nogil:
+    # vectorised row primitives, cloned for AVX2 / AVX-512 (see _rows.h)
+    float carray_row_maxf(const float* x, Py_ssize_t n)
+    double carray_row_maxd(const double* x, Py_ssize_t n)
+    float carray_row_expsumf(const float* x, float* y, Py_ssize_t n, float m)
+    double carray_row_expsumd(const double* x, double* y, Py_ssize_t n, double m)
+    void carray_row_divf(float* y, Py_ssize_t n, float s)
+    void carray_row_divd(double* y, Py_ssize_t n, double s)
+    void carray_row_scalef(const float* x, float* y, Py_ssize_t n, float s)
+    void carray_row_scaled(const double* x, double* y, Py_ssize_t n, double s)
 
 ctypedef fused real:
     float
@@ -1049,16 +1061,14 @@ cdef Py_ssize_t _softmax_nll_rows(const real* x, const int64_t* t, real* p, real
         ti = t[i]
         if ti != ignore and (ti < 0 or ti >= C):
             return i
-        m = row[0]
-        for c in range(1, C):
-            if row[c] > m or row[c] != row[c]:
-                m = row[c]
-        s = 0
-        for c in range(C):
-            prow[c] = exp(row[c] - m)
-            s = s + prow[c]
-        for c in range(C):
-            prow[c] = prow[c] / s
+        if real is float:
+            m = carray_row_maxf(row, C)
+            s = carray_row_expsumf(row, prow, C, m)
+            carray_row_divf(prow, C, s)
+        else:
+            m = carray_row_maxd(row, C)
+            s = carray_row_expsumd(row, prow, C, m)
+            carray_row_divd(prow, C, s)
         li = 0
         if ti != ignore:
             # x_t - m first (exact when x_t is near m): log(s) + m - x_t would lose log(s)
@@ -1118,8 +1128,10 @@ cdef void _softmax_nll_grad_rows(real* gx, const real* p, const int64_t* t, Py_s
     for i in range(M):
         ti = t[i]
         s = g[i * gstep] / divisor if ti != ignore and 0 <= ti < C else 0
-        for c in range(C):
-            gx[i * C + c] = p[i * C + c] * s
+        if real is float:
+            carray_row_scalef(p + i * C, gx + i * C, C, s)
+        else:
+            carray_row_scaled(p + i * C, gx + i * C, C, s)
         if ti != ignore and 0 <= ti < C:
             gx[i * C + ti] = (p[i * C + ti] - 1) * s
 

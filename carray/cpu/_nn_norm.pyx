@@ -25,6 +25,23 @@ cdef extern from "math.h" nogil:
 cdef extern from "_math.h" nogil:
     float carray_expf(float)     # branch-free, vectorisable (libm's expf is a call per element)
 
+cdef extern from "_rows.h" nogil:
+    # vectorised row primitives, cloned for AVX2 / AVX-512 (see _rows.h)
+    float carray_row_maxf(const float* x, Py_ssize_t n)
+    double carray_row_maxd(const double* x, Py_ssize_t n)
+    float carray_row_expsumf(const float* x, float* y, Py_ssize_t n, float m)
+    double carray_row_expsumd(const double* x, double* y, Py_ssize_t n, double m)
+    void carray_row_divf(float* y, Py_ssize_t n, float s)
+    void carray_row_divd(double* y, Py_ssize_t n, double s)
+    void carray_row_shiftf(const float* x, float* y, Py_ssize_t n, float m, float c)
+    void carray_row_shiftd(const double* x, double* y, Py_ssize_t n, double m, double c)
+    double carray_row_dotf(const float* a, const float* b, Py_ssize_t n)
+    double carray_row_dotd(const double* a, const double* b, Py_ssize_t n)
+    void carray_row_softmax_gradf(const float* y, const float* g, float* gx, Py_ssize_t n,
+                                  float s, bint lg)
+    void carray_row_softmax_gradd(const double* y, const double* g, double* gx, Py_ssize_t n,
+                                  double s, bint lg)
+
 ctypedef fused real:
     float
     double
@@ -79,32 +96,41 @@ cdef Array _vec(Py_ssize_t n, int dt):
 
 cdef void _softmax_row_c(const real* x, real* y, Py_ssize_t n, real m, bint lg,
                          bint masked) noexcept nogil:
-    """_softmax_row's contiguous case, in loops the compiler vectorises (the exponentials into
-    y first, then their sum in four partial sums)."""
-    cdef Py_ssize_t k
-    cdef real s0 = 0, s1 = 0, s2 = 0, s3 = 0, s, ls
-    for k in range(n):
-        y[k] = _exp(x[k] - m)
-    k = 0
-    while k + 4 <= n:
-        s0 = s0 + y[k]
-        s1 = s1 + y[k + 1]
-        s2 = s2 + y[k + 2]
-        s3 = s3 + y[k + 3]
-        k = k + 4
-    while k < n:
-        s0 = s0 + y[k]
-        k = k + 1
-    s = (s0 + s1) + (s2 + s3)
+    """_softmax_row's contiguous case, by _rows.h's vectorised primitives (the exponentials into
+    y first with their sum, then the scaling or shift)."""
+    cdef real s
+    if real is float:
+        s = carray_row_expsumf(x, y, n, m)
+    else:
+        s = carray_row_expsumd(x, y, n, m)
     if lg:
-        ls = _log(s)
-        for k in range(n):
-            y[k] = (x[k] - m) - ls
+        if real is float:
+            carray_row_shiftf(x, y, n, m, _log(s))
+        else:
+            carray_row_shiftd(x, y, n, m, _log(s))
         return
     if masked and s == 0:
         s = 1
-    for k in range(n):
-        y[k] = y[k] / s
+    if real is float:
+        carray_row_divf(y, n, s)
+    else:
+        carray_row_divd(y, n, s)
+
+
+cdef inline real _row_max(const real* x, Py_ssize_t n, Py_ssize_t st) noexcept nogil:
+    """The max of n >= 1 elements st apart, the first NaN if any."""
+    cdef Py_ssize_t k
+    cdef real m = x[0], v
+    if st == 1:
+        if real is float:
+            return carray_row_maxf(x, n)
+        else:
+            return carray_row_maxd(x, n)
+    for k in range(1, n):
+        v = x[k * st]
+        if v > m or v != v:
+            m = v
+    return m
 
 
 cdef void _softmax_row(const real* x, real* y, Py_ssize_t n, Py_ssize_t st, bint lg,
@@ -112,11 +138,7 @@ cdef void _softmax_row(const real* x, real* y, Py_ssize_t n, Py_ssize_t st, bint
     """y = softmax(x) (or log_softmax) of one row of n elements st apart; masked: a row that is
     all -inf gives 0 (softmax) instead of NaN."""
     cdef Py_ssize_t k
-    cdef real m = x[0], v, s = 0, ls
-    for k in range(1, n):
-        v = x[k * st]
-        if v > m or v != v:
-            m = v
+    cdef real m = _row_max(x, n, st), v, s = 0, ls
     if masked and m == -INFINITY:
         m = 0
     if st == 1:
@@ -141,10 +163,18 @@ cdef void _softmax_row(const real* x, real* y, Py_ssize_t n, Py_ssize_t st, bint
 
 cdef void _softmax_grad_row(const real* y, const real* g, real* gx, Py_ssize_t n, Py_ssize_t st,
                             bint lg) noexcept nogil:
-    """softmax: gx = y (g - sum(g y)); log_softmax: gx = g - exp(y) sum(g)."""
+    """softmax: gx = y (g - sum(g y)); log_softmax: gx = g - exp(y) sum(g); sums in double."""
     cdef Py_ssize_t k
     cdef double s = 0
     cdef real sr
+    if st == 1:
+        if real is float:
+            sr = <real>carray_row_dotf(g, NULL if lg else y, n)
+            carray_row_softmax_gradf(y, g, gx, n, sr, lg)
+        else:
+            sr = <real>carray_row_dotd(g, NULL if lg else y, n)
+            carray_row_softmax_gradd(y, g, gx, n, sr, lg)
+        return
     if lg:
         for k in range(n):
             s = s + g[k * st]
@@ -153,7 +183,7 @@ cdef void _softmax_grad_row(const real* y, const real* g, real* gx, Py_ssize_t n
             gx[k * st] = g[k * st] - _exp(y[k * st]) * sr
     else:
         for k in range(n):
-            s = s + g[k * st] * y[k * st]
+            s = s + <double>g[k * st] * y[k * st]
         sr = <real>s
         for k in range(n):
             gx[k * st] = y[k * st] * (g[k * st] - sr)

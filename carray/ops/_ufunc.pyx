@@ -36,6 +36,13 @@ from carray.ops import _optable
 cdef extern from "_cpu.h":
     int carray_simd_level()
 
+cdef extern from "_rows.h" nogil:
+    # argmax/argmin of a contiguous float row, vectorised and cloned for AVX2 / AVX-512
+    Py_ssize_t carray_row_maxf_arg(const float* x, Py_ssize_t n)
+    Py_ssize_t carray_row_minf_arg(const float* x, Py_ssize_t n)
+    Py_ssize_t carray_row_maxd_arg(const double* x, Py_ssize_t n)
+    Py_ssize_t carray_row_mind_arg(const double* x, Py_ssize_t n)
+
 # elementwise work below this many elements stays on one thread: measured on 2 cores (Zen 4),
 # starting the second thread pays off from ~64K elements for add/copy-like ops and from ~16K for
 # transcendental ones (exp costs ~0.6 ns per element, add ~0.15 ns)
@@ -908,6 +915,22 @@ cdef void _arg_rows(num_t* x, Py_ssize_t rows, Py_ssize_t n, int64_t* out,
                     bint want_max) noexcept nogil:
     """For each contiguous row of n values, the index of its max (or min); the first one on
     ties; the first NaN when there is one (NaN counts as the extreme, as NumPy)."""
+    cdef Py_ssize_t r
+    if num_t is float or num_t is double:
+        for r in range(rows):
+            if num_t is float:
+                out[r] = carray_row_maxf_arg(x, n) if want_max else carray_row_minf_arg(x, n)
+            else:
+                out[r] = carray_row_maxd_arg(x, n) if want_max else carray_row_mind_arg(x, n)
+            x += n
+        return
+    else:
+        _arg_rows_scalar(x, rows, n, out, want_max)
+
+
+cdef void _arg_rows_scalar(num_t* x, Py_ssize_t rows, Py_ssize_t n, int64_t* out,
+                           bint want_max) noexcept nogil:
+    """_arg_rows for integer and bool rows."""
     cdef Py_ssize_t r, i, best
     cdef num_t v, bv
     for r in range(rows):

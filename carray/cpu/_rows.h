@@ -1,0 +1,245 @@
+/* Vectorised row primitives behind the CPU row kernels (softmax, log_softmax, cross entropy and
+ * their gradients, max/min/argmax along a contiguous row), float32 and float64.
+ *
+ * The modules that include this are compiled for baseline x86-64 (SSE2: 4 floats a vector, no
+ * FMA); on x86-64 Linux each entry point is cloned for x86-64-v3 (AVX2) and x86-64-v4 (AVX-512)
+ * and the loader picks the best clone the CPU runs (GCC/Clang target_clones, an ifunc). Results
+ * do not depend on the clone: every loop keeps 16 partial results whose combination order is
+ * fixed in the source (16 floats fill one AVX-512 register, two AVX2 or four SSE registers), and
+ * -std=c11 turns off FMA contraction, so each clone rounds exactly alike.
+ *
+ * NaN handling without a branch in the loop: max/min keep SSE2 max/min lanes plus a separate NaN
+ * flag; a row that holds a NaN gives its first NaN, as NumPy's max and argmax do.
+ * float32 exponentials go through carray_expf (_math.h, about 1 ulp); float64 ones through
+ * libm's exp (full double accuracy).
+ */
+#ifndef CARRAY_ROWS_H
+#define CARRAY_ROWS_H
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "_math.h"
+
+#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__INTEL_COMPILER)
+#define CARRAY_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define CARRAY_CLONES
+#endif
+
+#define CARRAY_LANES 16
+
+/* carray_row_{max,min}{f,d}_lanes(x, n, &any): the max (min) of the non-NaN elements of x[0..n)
+ * (x[0] when there are none), n >= 1, and whether a NaN was seen. SSE2 max/min in four
+ * accumulators (maxps(v, acc) is v > acc ? v : acc, so a NaN v leaves acc alone), a NaN flag by
+ * cmpunord; GCC does not vectorise the scalar `v > m ? v : m` reduction without -ffast-math. */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define CARRAY_ROW_LANES(NAME, T, V, SUF, OP, CMP, W)                                            \
+  static inline T NAME##_lanes(const T* x, ptrdiff_t n, int* any) {                          \
+    V a0 = _mm_set1_##SUF(x[0]), a1 = a0, a2 = a0, a3 = a0, bad = _mm_setzero_##SUF();        \
+    T acc[W], m = x[0];                                                                      \
+    ptrdiff_t i = 0, j;                                                                      \
+    for (; i + 4 * W <= n; i += 4 * W) {                                                     \
+      V v0 = _mm_loadu_##SUF(x + i), v1 = _mm_loadu_##SUF(x + i + W);                        \
+      V v2 = _mm_loadu_##SUF(x + i + 2 * W), v3 = _mm_loadu_##SUF(x + i + 3 * W);            \
+      a0 = _mm_##OP##_##SUF(v0, a0);                                                         \
+      a1 = _mm_##OP##_##SUF(v1, a1);                                                         \
+      a2 = _mm_##OP##_##SUF(v2, a2);                                                         \
+      a3 = _mm_##OP##_##SUF(v3, a3);                                                         \
+      bad = _mm_or_##SUF(bad, _mm_or_##SUF(_mm_or_##SUF(_mm_cmpunord_##SUF(v0, v0),           \
+                                                       _mm_cmpunord_##SUF(v1, v1)),          \
+                                         _mm_or_##SUF(_mm_cmpunord_##SUF(v2, v2),             \
+                                                      _mm_cmpunord_##SUF(v3, v3))));         \
+    }                                                                                        \
+    a0 = _mm_##OP##_##SUF(_mm_##OP##_##SUF(a0, a1), _mm_##OP##_##SUF(a2, a3));                \
+    _mm_storeu_##SUF(acc, a0);                                                               \
+    *any = _mm_movemask_##SUF(bad) != 0;                                                     \
+    for (j = 0; j < W; ++j) m = acc[j] CMP m ? acc[j] : m;                                   \
+    for (; i < n; ++i) {                                                                     \
+      m = x[i] CMP m ? x[i] : m;                                                             \
+      *any |= x[i] != x[i];                                                                  \
+    }                                                                                        \
+    return m;                                                                                \
+  }
+CARRAY_ROW_LANES(carray_row_maxf, float, __m128, ps, max, >, 4)
+CARRAY_ROW_LANES(carray_row_minf, float, __m128, ps, min, <, 4)
+CARRAY_ROW_LANES(carray_row_maxd, double, __m128d, pd, max, >, 2)
+CARRAY_ROW_LANES(carray_row_mind, double, __m128d, pd, min, <, 2)
+#else
+#define CARRAY_ROW_LANES(NAME, T, CMP)                                                           \
+  static inline T NAME##_lanes(const T* x, ptrdiff_t n, int* any) {                          \
+    T m = x[0];                                                                              \
+    *any = 0;                                                                                \
+    for (ptrdiff_t i = 0; i < n; ++i) {                                                      \
+      m = x[i] CMP m ? x[i] : m;                                                             \
+      *any |= x[i] != x[i];                                                                  \
+    }                                                                                        \
+    return m;                                                                                \
+  }
+CARRAY_ROW_LANES(carray_row_maxf, float, >)
+CARRAY_ROW_LANES(carray_row_minf, float, <)
+CARRAY_ROW_LANES(carray_row_maxd, double, >)
+CARRAY_ROW_LANES(carray_row_mind, double, <)
+#endif
+
+/* carray_row_{max,min}{f,d}(x, n): the max (min) of x[0..n), n >= 1; the first NaN if any.
+ * carray_row_arg{max,min}{f,d}(x, n): the index of the first max (min), or of the first NaN. */
+#define CARRAY_ROW_EXTREME(NAME, T, CMP)                                                        \
+  static inline T NAME##_core(const T* x, ptrdiff_t n, ptrdiff_t* nan_at) {                   \
+    int any;                                                                                 \
+    T m = NAME##_lanes(x, n, &any);                                                          \
+    *nan_at = -1;                                                                            \
+    if (any)                                                                                 \
+      for (ptrdiff_t i = 0; i < n; ++i)                                                      \
+        if (x[i] != x[i]) { *nan_at = i; return x[i]; }                                      \
+    return m;                                                                                \
+  }                                                                                          \
+  CARRAY_CLONES static T NAME(const T* x, ptrdiff_t n) {                                     \
+    ptrdiff_t at;                                                                            \
+    return NAME##_core(x, n, &at);                                                           \
+  }                                                                                          \
+  CARRAY_CLONES static ptrdiff_t NAME##_arg(const T* x, ptrdiff_t n) {                       \
+    /* block by block: a block's extreme (vectorised), then a scan only of a block that       \
+     * holds a new best; NaN: the first NaN */                                               \
+    const ptrdiff_t B = 256;                                                                 \
+    ptrdiff_t i0, i, at, best = 0;                                                           \
+    T bv = x[0];                                                                             \
+    for (i0 = 0; i0 < n; i0 += B) {                                                          \
+      ptrdiff_t len = n - i0 < B ? n - i0 : B;                                               \
+      T v = NAME##_core(x + i0, len, &at);                                                   \
+      if (at >= 0) return i0 + at;                                                           \
+      if (v CMP bv)                                                                          \
+        for (i = i0; i < i0 + len; ++i)                                                      \
+          if (x[i] == v) { bv = v; best = i; break; }                                        \
+    }                                                                                        \
+    return best;                                                                             \
+  }
+
+CARRAY_ROW_EXTREME(carray_row_maxf, float, >)
+CARRAY_ROW_EXTREME(carray_row_minf, float, <)
+CARRAY_ROW_EXTREME(carray_row_maxd, double, >)
+CARRAY_ROW_EXTREME(carray_row_mind, double, <)
+
+static inline float carray_lanes_sumf(const float* s) {
+  /* the 16 partial sums, pairwise in a fixed order */
+  float a = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+  float b = ((s[8] + s[9]) + (s[10] + s[11])) + ((s[12] + s[13]) + (s[14] + s[15]));
+  return a + b;
+}
+
+static inline double carray_lanes_sumd(const double* s) {
+  double a = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+  double b = ((s[8] + s[9]) + (s[10] + s[11])) + ((s[12] + s[13]) + (s[14] + s[15]));
+  return a + b;
+}
+
+CARRAY_CLONES static float carray_row_expsumf(const float* x, float* y, ptrdiff_t n, float m) {
+  /* y[k] = e^(x[k] - m); returns their sum */
+  float s[CARRAY_LANES] = {0};
+  ptrdiff_t i = 0, j;
+  for (; i + CARRAY_LANES <= n; i += CARRAY_LANES)
+    for (j = 0; j < CARRAY_LANES; ++j) {
+      float e = carray_expf(x[i + j] - m);
+      y[i + j] = e;
+      s[j] += e;
+    }
+  for (j = 0; i < n; ++i, ++j) {
+    float e = carray_expf(x[i] - m);
+    y[i] = e;
+    s[j] += e;
+  }
+  return carray_lanes_sumf(s);
+}
+
+CARRAY_CLONES static double carray_row_expsumd(const double* x, double* y, ptrdiff_t n,
+                                               double m) {
+  double s[CARRAY_LANES] = {0};
+  ptrdiff_t i = 0, j;
+  for (; i + CARRAY_LANES <= n; i += CARRAY_LANES)
+    for (j = 0; j < CARRAY_LANES; ++j) {
+      double e = exp(x[i + j] - m);
+      y[i + j] = e;
+      s[j] += e;
+    }
+  for (j = 0; i < n; ++i, ++j) {
+    double e = exp(x[i] - m);
+    y[i] = e;
+    s[j] += e;
+  }
+  return carray_lanes_sumd(s);
+}
+
+/* y[k] = y[k] / s */
+CARRAY_CLONES static void carray_row_divf(float* y, ptrdiff_t n, float s) {
+  for (ptrdiff_t i = 0; i < n; ++i) y[i] = y[i] / s;
+}
+CARRAY_CLONES static void carray_row_divd(double* y, ptrdiff_t n, double s) {
+  for (ptrdiff_t i = 0; i < n; ++i) y[i] = y[i] / s;
+}
+
+/* y[k] = (x[k] - m) - c */
+CARRAY_CLONES static void carray_row_shiftf(const float* x, float* y, ptrdiff_t n, float m,
+                                            float c) {
+  for (ptrdiff_t i = 0; i < n; ++i) y[i] = (x[i] - m) - c;
+}
+CARRAY_CLONES static void carray_row_shiftd(const double* x, double* y, ptrdiff_t n, double m,
+                                            double c) {
+  for (ptrdiff_t i = 0; i < n; ++i) y[i] = (x[i] - m) - c;
+}
+
+/* y[k] = x[k] * s */
+CARRAY_CLONES static void carray_row_scalef(const float* x, float* y, ptrdiff_t n, float s) {
+  for (ptrdiff_t i = 0; i < n; ++i) y[i] = x[i] * s;
+}
+CARRAY_CLONES static void carray_row_scaled(const double* x, double* y, ptrdiff_t n, double s) {
+  for (ptrdiff_t i = 0; i < n; ++i) y[i] = x[i] * s;
+}
+
+/* sum(a[k] * b[k]) in double (b NULL: sum(a[k])) */
+CARRAY_CLONES static double carray_row_dotf(const float* a, const float* b, ptrdiff_t n) {
+  double s[CARRAY_LANES] = {0};
+  ptrdiff_t i = 0, j;
+  if (b == NULL) {
+    for (; i + CARRAY_LANES <= n; i += CARRAY_LANES)
+      for (j = 0; j < CARRAY_LANES; ++j) s[j] += (double)a[i + j];
+    for (j = 0; i < n; ++i, ++j) s[j] += (double)a[i];
+  } else {
+    for (; i + CARRAY_LANES <= n; i += CARRAY_LANES)
+      for (j = 0; j < CARRAY_LANES; ++j) s[j] += (double)a[i + j] * (double)b[i + j];
+    for (j = 0; i < n; ++i, ++j) s[j] += (double)a[i] * (double)b[i];
+  }
+  return carray_lanes_sumd(s);
+}
+CARRAY_CLONES static double carray_row_dotd(const double* a, const double* b, ptrdiff_t n) {
+  double s[CARRAY_LANES] = {0};
+  ptrdiff_t i = 0, j;
+  if (b == NULL) {
+    for (; i + CARRAY_LANES <= n; i += CARRAY_LANES)
+      for (j = 0; j < CARRAY_LANES; ++j) s[j] += a[i + j];
+    for (j = 0; i < n; ++i, ++j) s[j] += a[i];
+  } else {
+    for (; i + CARRAY_LANES <= n; i += CARRAY_LANES)
+      for (j = 0; j < CARRAY_LANES; ++j) s[j] += a[i + j] * b[i + j];
+    for (j = 0; i < n; ++i, ++j) s[j] += a[i] * b[i];
+  }
+  return carray_lanes_sumd(s);
+}
+
+/* softmax gradient: gx = y (g - s); log_softmax gradient: gx = g - e^y s */
+CARRAY_CLONES static void carray_row_softmax_gradf(const float* y, const float* g, float* gx,
+                                                   ptrdiff_t n, float s, int lg) {
+  ptrdiff_t i;
+  if (lg)
+    for (i = 0; i < n; ++i) gx[i] = g[i] - carray_expf(y[i]) * s;
+  else
+    for (i = 0; i < n; ++i) gx[i] = y[i] * (g[i] - s);
+}
+CARRAY_CLONES static void carray_row_softmax_gradd(const double* y, const double* g, double* gx,
+                                                   ptrdiff_t n, double s, int lg) {
+  ptrdiff_t i;
+  if (lg)
+    for (i = 0; i < n; ++i) gx[i] = g[i] - exp(y[i]) * s;
+  else
+    for (i = 0; i < n; ++i) gx[i] = y[i] * (g[i] - s);
+}
+#endif
