@@ -20,6 +20,16 @@ def fresh():
     ns["z"] = ca.asarray(1.5).to(device)
 
 
+def _lists(x):
+    """How many lists x.tolist() builds: a (2**31, 0) array is empty but makes 2**31 lists (as in
+    NumPy), which would fill the memory."""
+    total = count = 1
+    for d in x.shape[:-1]:
+        count *= d
+        total += count
+    return total
+
+
 fresh()
 for n, line in enumerate(sys.stdin):
     line = line.rstrip("\n")
@@ -27,7 +37,7 @@ for n, line in enumerate(sys.stdin):
     try:
         result = eval(compile(line, "<case>", "eval" if "=" not in line.replace("==", "")
                               else "exec"), ns)
-        if isinstance(result, ca.Array) and result.size < 10_000:
+        if isinstance(result, ca.Array) and result.size < 10_000 and _lists(result) < 10_000:
             result.tolist()         # read the values back (the device did the work)
     except (Exception, MemoryError):
         pass

@@ -61,6 +61,14 @@ def _size(r):
     return str(r.choice(SMALL if r.random() < 0.7 else [d for d in HUGE if not 0 < d < 2**40]))
 
 
+def _bound(r):
+    """An arange bound: small, odd or of magnitude >= 2**40, so that two bounds never span the
+    2**31-element ranges that a machine could hold but slowly fill (as NumPy would too)."""
+    if r.random() < 0.15:
+        return r.choice(ODD)
+    return str(r.choice(SMALL if r.random() < 0.7 else [d for d in HUGE if abs(d) >= 2**40]))
+
+
 def _value(r):
     return str(_int(r)) if r.random() < 0.6 else r.choice(ODD)
 
@@ -103,7 +111,7 @@ TEMPLATES = [
     lambda r: f"ca.empty({_shape(r)})",
     lambda r: f"ca.full({_shape(r)}, {_value(r)}, device=a.device)",
     lambda r: f"ca.arange({_size(r)}, device=a.device)",
-    lambda r: f"ca.arange({_value(r)}, {_value(r)}, {r.choice(['2**50', '-1', '0', '1.5'])})",
+    lambda r: f"ca.arange({_bound(r)}, {_bound(r)}, {r.choice(['2**50', '-1', '0', '1.5'])})",
     lambda r: f"ca.linspace(0, 1, {_size(r)})",
     lambda r: f"ca.eye({_size(r)}, {_size(r)}, k={_value(r)})",
     lambda r: f"{_target(r)}.reshape({_shape(r)})",

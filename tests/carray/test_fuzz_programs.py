@@ -41,12 +41,6 @@ try:
 except ImportError:               # erf/erfinv are then left out
     _special = None
 
-# UNTRIAGED (h11 ran out of time): the fuzzer's first runs report discrepancies with NumPy
-# (reciprocal of ints, in-place/out= sequences on size-1-dim views, ...) that are not yet sorted
-# into harness gaps and carray bugs; until they are, failures are reported, not fatal.
-pytestmark = pytest.mark.xfail(reason="untriaged carray/NumPy discrepancies found by the fuzzer",
-                               strict=False)
-
 _K = _optable.Kind
 UNARY = table_names(_K.UNARY) + PREDICATES
 BINARY = table_names(_K.BINARY) + COMPARISONS
@@ -58,12 +52,19 @@ MAX_SIZE = 512
 # NumPy's reference for the rows NumPy lacks
 _EXTRA = {
     "relu": lambda x: np.maximum(x, x.dtype.type(0)),
-    "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+    # in float: -x of the most negative int would wrap around
+    "sigmoid": lambda x: 1 / (1 + np.exp(-(x.astype(np.float64) if x.dtype.kind in "biu" else x))),
 }
 if _special is not None:
     _EXTRA.update(erf=_special.erf, erfinv=_special.erfinv)
 UNARY = tuple(n for n in UNARY if hasattr(np, n) or n in _EXTRA)
 INEXACT = set(TRANSCENDENTAL) | set(TRANSCENDENTAL_BINARY) | {"sigmoid", "divide", "power"}
+# known difference: the OpenCL prod of float32 keeps its partial products in double (NumPy's
+# in float32), so the last bit may differ
+INEXACT.add("prod")
+# known difference: NumPy's x86 SIMD maximum/minimum of -0.0 and 0.0 returns the second operand
+# (its docs: np.where(x1 >= x2, x1, x2), the first, as carray); harmless until arctan2 or 1/x
+SIGNED_ZERO = {"maximum", "minimum", "max", "min", "relu"}
 
 IOPS = {"add": operator.iadd, "subtract": operator.isub, "multiply": operator.imul,
         "divide": operator.itruediv, "floor_divide": operator.ifloordiv,
@@ -154,6 +155,8 @@ def step_view(data, pool):
 def _result_check(pool, what, rc, rn, name):
     exact = name not in INEXACT
     _compare(rc, rn, what, exact, pool.device)
+    if name in SIGNED_ZERO and rn.dtype.kind == "f":
+        rn = np.where(rn == 0, to_numpy(rc), rn)    # equal as numbers: take carray's zero
     if not exact and rn.dtype.kind == "f":
         rn = to_numpy(rc).copy()                    # resynchronise on carray's values
     pool.add(what, rc, rn)
@@ -203,7 +206,9 @@ def step_binary(data, pool):
         want = np.dtype("int64")                     # NumPy: int8 (as power, fmod)
     if want is None:
         want = np.dtype("bool")                      # bool subtract: both raise TypeError
-    compute = np.result_type(want, np.result_type(n1, n2)) if want.kind == "f" else None
+    # carray casts int and bool operands to its float result type (float32 where NumPy's is
+    # float64) before the op, as PyTorch: fmod(int32 2**31 - 1, 3.25) is 1.25, NumPy's 0.25
+    compute = want if want.kind == "f" else None
     m1 = n1.astype(compute) if compute is not None and isinstance(n1, np.ndarray) else n1
     m2 = n2.astype(compute) if compute is not None and isinstance(n2, np.ndarray) else n2
     rc, rn, raised = _run_both(lambda: getattr(ca, name)(a1, a2),
@@ -228,7 +233,7 @@ def step_reduce(data, pool):
     rn = np.asarray(rn)
     if rc.dtype.name != rn.dtype.name and rn.dtype.kind == "f":
         rn = rn.astype(rc.dtype.name)                # float sums: accumulation order differs
-    _result_check(pool, what, rc, rn, "sum" if rn.dtype.kind == "f" else "max")
+    _result_check(pool, what, rc, rn, name)
 
 
 def step_inplace(data, pool):
