@@ -5,6 +5,7 @@ import struct
 
 from carray.opencl import _cache
 from carray.opencl._launch import launch
+from carray.opencl._layout import dense_operand
 from carray.opencl._types import CL_TYPES, FLOAT32, FLOAT64
 
 
@@ -15,31 +16,21 @@ def _kernels(t):
                          "long", t == FLOAT64)
 
 
-def _contiguous(a):
-    return a if a.flags.c_contiguous else a.copy()
-
-
 def gelu(x):
     """x Phi(x) of a float device Array (any strides; the result is C-contiguous)."""
     import carray
-    x = _contiguous(x)
     y = carray.empty(x.shape, dtype=x.dtype, device="gpu")
     if x.size:
-        buf, off = x._cl()[:2]
         launch(_kernels(x.dtype.num)[0], x.size,
-               [y._cl()[0], buf, struct.pack("q", off), struct.pack("q", x.size)])
+               [y._cl()[0], *dense_operand(x), struct.pack("q", x.size)])
     return y
 
 
 def gelu_grad(g, x):
     """g (Phi(x) + x phi(x)) of float device Arrays of one shape and dtype."""
     import carray
-    x, g = _contiguous(x), _contiguous(g)
     gx = carray.empty(x.shape, dtype=x.dtype, device="gpu")
     if x.size:
-        xb, xo = x._cl()[:2]
-        gb, go = g._cl()[:2]
         launch(_kernels(x.dtype.num)[1], x.size,
-               [gx._cl()[0], gb, struct.pack("q", go), xb, struct.pack("q", xo),
-                struct.pack("q", x.size)])
+               [gx._cl()[0], *dense_operand(g), *dense_operand(x), struct.pack("q", x.size)])
     return gx

@@ -58,3 +58,18 @@ def pack(idx, values):
 def pack_scalar(num, value):
     """A Python scalar as the bytes of one kernel argument of carray type `num`."""
     return struct.pack(SCALAR_FORMATS[num], value)
+
+
+def dense_operand(a):
+    """(buffer, offset as a packed long) of a device array made C-contiguous (copied when it is
+    not): the two arguments of kernels that read an operand densely from its offset."""
+    if not a.flags.c_contiguous:
+        a = a.copy()
+    buf, off = a._cl()[:2]
+    return buf, struct.pack("q", off)
+
+
+def whole(a):
+    """a device array C-contiguous from its buffer's first element (a copy when it is not): for
+    kernels that take an operand without an offset."""
+    return a if a._cl()[1] == 0 and a.flags.c_contiguous else a.copy()

@@ -11,6 +11,7 @@ import time
 import carray
 from carray.opencl import _cache, _profiling, _rows
 from carray.opencl._launch import launch
+from carray.opencl._layout import whole
 from carray.opencl._runtime import runtime
 from carray.opencl._types import CL_TYPES, FLOAT64
 
@@ -101,11 +102,6 @@ def _i(v):
     return struct.pack("i", v)
 
 
-def _whole(a):
-    """a contiguous from element 0 of its own buffer (kernels that take no offset)."""
-    return a if a._cl()[1] == 0 and a.flags.c_contiguous else a.copy()
-
-
 def _empty(shape, dtype):
     return carray.empty(shape, dtype=dtype, device="gpu")
 
@@ -191,7 +187,7 @@ def max_pool2d_backward(gout, idx, input_shape):
     gin = _empty(input_shape, gout.dtype)
     scatter = _scatter_kernel(gout.dtype.num) if gin.size and gout.size else None
     if scatter is not None:
-        gout, idx = _whole(gout), _whole(idx)
+        gout, idx = whole(gout), whole(idx)
         gin.fill(0)
         g = _geom(N, C, H, W, gout.shape[2], gout.shape[3], (1, 1), (1, 1), (0, 0), (1, 1))
         launch(scatter, gout.size, [gin._cl()[0], gout._cl()[0], idx._cl()[0], g,
@@ -203,7 +199,7 @@ def max_pool2d_backward(gout, idx, input_shape):
         bad = idx[(idx < -1) | (idx >= HW)][0].item()
         raise IndexError(f"max_pool2d_grad: index {bad} is out of bounds for an input plane of "
                          f"{H}x{W} = {HW} elements")
-    gout, idx = _whole(gout), _whole(idx)
+    gout, idx = whole(gout), whole(idx)
     if gin.size:
         g = _geom(N, C, H, W, gout.shape[2], gout.shape[3], (1, 1), (1, 1), (0, 0), (1, 1))
         launch(_kernels(gout.dtype.num)[3], N * C,
@@ -227,7 +223,7 @@ def avg_pool2d_backward(gout, input_shape, kernel, stride, padding, count_includ
     """The gradient of average pooling with respect to its input of shape input_shape."""
     N, C, H, W = input_shape
     gin = _empty(input_shape, gout.dtype)
-    gout = _whole(gout)
+    gout = whole(gout)
     if gin.size:
         g = _geom(N, C, H, W, gout.shape[2], gout.shape[3], kernel, stride, padding, (1, 1))
         launch(_kernels(gout.dtype.num)[5], gin.size,

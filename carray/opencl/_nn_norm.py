@@ -11,6 +11,7 @@ import struct
 
 from carray.opencl import _cache, _rows
 from carray.opencl._launch import launch
+from carray.opencl._layout import dense_operand
 from carray.opencl._runtime import runtime
 from carray.opencl._types import CL_TYPES, FLOAT64
 
@@ -45,14 +46,6 @@ def _real(v, t):
     return struct.pack("d" if t == FLOAT64 else "f", v)
 
 
-def _buf(a):
-    """(buffer, offset bytes) of a C-contiguous device array (made so when it is not)."""
-    if not a.flags.c_contiguous:
-        a = a.copy()
-    buf, off = a._cl()[:2]
-    return buf, _q(off)
-
-
 def _empty(shape, dtype):
     import carray
     return carray.empty(shape, dtype=dtype, device="gpu")
@@ -63,7 +56,7 @@ def _softmax(x, outer, n, inner, lg, masked):
     rows = outer * inner
     if rows and n:
         wg, w = _softmax_lanes(rows, n, inner)
-        xb, xo = _buf(x)
+        xb, xo = dense_operand(x)
         launch(_kernels(x.dtype.num, wg)[0], _rows.groups(rows, wg, w),
                [y._cl()[0], xb, xo, _q(n), _q(inner), _i(lg), _i(masked), _q(rows), _i(w)], wg)
     return y
@@ -74,8 +67,8 @@ def _softmax_grad(y, g, outer, n, inner, lg):
     rows = outer * inner
     if rows and n:
         wg, w = _softmax_lanes(rows, n, inner)
-        yb, yo = _buf(y)
-        gb, go = _buf(g)
+        yb, yo = dense_operand(y)
+        gb, go = dense_operand(g)
         launch(_kernels(y.dtype.num, wg)[1], _rows.groups(rows, wg, w),
                [gx._cl()[0], yb, yo, gb, go, _q(n), _q(inner), _i(lg), _q(rows), _i(w)], wg)
     return gx
@@ -107,9 +100,9 @@ def _norm(x, rows, n, weight, bias, eps, center):
     mean, rstd = _empty((rows,), x.dtype), _empty((rows,), x.dtype)
     if rows and n:
         wg, w = _rows.lanes(n)
-        xb, xo = _buf(x)
-        wb, wo = _buf(weight) if weight is not None else (xb, xo)
-        bb, bo = _buf(bias) if bias is not None else (xb, xo)
+        xb, xo = dense_operand(x)
+        wb, wo = dense_operand(weight) if weight is not None else (xb, xo)
+        bb, bo = dense_operand(bias) if bias is not None else (xb, xo)
         launch(_kernels(t, wg)[2], _rows.groups(rows, wg, w),
                [y._cl()[0], mean._cl()[0], rstd._cl()[0], xb, xo, wb, wo, bb, bo, _q(n),
                 _real(eps, t), _i(weight is not None), _i(bias is not None), _i(center),
@@ -124,15 +117,15 @@ def _norm_grad(g, x, mean, rstd, weight, rows, n, center, need_x, need_w, need_b
     import carray
     t = x.dtype.num
     gx = gw = gb = None
-    xb, xo = _buf(x)
-    gbuf, go = _buf(g)
-    mb, mo = _buf(mean) if center else (xb, xo)
-    rb, ro = _buf(rstd)
+    xb, xo = dense_operand(x)
+    gbuf, go = dense_operand(g)
+    mb, mo = dense_operand(mean) if center else (xb, xo)
+    rb, ro = dense_operand(rstd)
     if need_x:
         gx = _empty(x.shape, x.dtype)
         if rows and n:
             wg, w = _rows.lanes(n)
-            wb, wo = _buf(weight) if weight is not None else (xb, xo)
+            wb, wo = dense_operand(weight) if weight is not None else (xb, xo)
             launch(_kernels(t, wg)[3], _rows.groups(rows, wg, w),
                    [gx._cl()[0], gbuf, go, xb, xo, mb, mo, rb, ro, wb, wo, _q(n),
                     _i(weight is not None), _i(center), _q(rows), _i(w)], wg)
