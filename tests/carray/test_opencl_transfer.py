@@ -6,13 +6,9 @@ import pytest
 
 import carray as ca
 
-try:
-    ca.opencl.runtime()
-    HAVE_GPU = True
-except Exception:                   # no pyopencl or no device
-    HAVE_GPU = False
+from conftest import have_gpu
 
-pytestmark = pytest.mark.skipif(not HAVE_GPU, reason="no OpenCL device")
+pytestmark = pytest.mark.skipif(not have_gpu(), reason="no OpenCL device")
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int64", "float64", "bool"])
