@@ -110,7 +110,7 @@ class _Bucket:
             buf[...] = self.flat
         buf /= world
 
-    def take(self, i, world, used):
+    def take(self, i, used):
         """Write the averaged gradient back into parameter i's .grad (after average)."""
         p = self.params[i]
         a, n = self.offsets[i], p.numel()
@@ -338,7 +338,7 @@ class DistributedDataParallel(Module):
             bucket.average(self._world)
         for n, p in enumerate(self._params):
             b, i = self._where[id(p)]
-            self._buckets[b].take(i, self._world, used is None or int(used[n]) > 0)
+            self._buckets[b].take(i, used is None or int(used[n]) > 0)
         if not self._rebuilt:
             self._rebuild_buckets()
 
