@@ -4,9 +4,12 @@ torch sees a GPU: `python bench/bench_row_kernels.py [--quick] [--cpu]`.
 Kernels (float32): the fused softmax cross-entropy forward (mean over rows) and its gradient,
 softmax and log_softmax over the last axis and their gradients, layer norm over the last axis
 (forward, and the input / weight / bias gradients), sum over the last axis and over axis 0, max
-over the last axis, erf and exact GELU (forward and gradient). Shapes follow the GPT step of
-issue 14: logits 4096 x 8192 (batch 32 x seq 128, vocab 8192), activations 4096 x 512 and
-4096 x 2048 (the MLP's hidden layer).
+over the last axis, erf and exact GELU (forward and gradient), causal attention
+(carray.nn.attention, the memory-efficient kernels, forward and backward, beside PyTorch's
+scaled_dot_product_attention).
+Shapes follow the GPT step of issue 14: logits 4096 x 8192 (batch 32 x seq 128, vocab 8192),
+activations 4096 x 512 and 4096 x 2048 (the MLP's hidden layer), attention batch 32 x 8 heads x
+128 x 64.
 
 Each row is the best of several timed runs of a few repetitions between queue.finish() calls
 (torch.cuda.synchronize() for PyTorch), after a warm-up that compiles the kernels. --cpu times
@@ -81,6 +84,10 @@ def main():
     sm = nn.softmax(x)
     lsm = nn.log_softmax(x)
     y, mean, rstd = nn.layer_norm(a, 1, wa, ba)
+    B, NH, T = M // 128, D // 64, 128
+    qkv = [rng.standard_normal((B, NH, T, 64)).astype(np.float32) for _ in range(3)]
+    aq, ak, av = (ca.asarray(v).to(DEV) for v in qkv)
+    ao, alse = nn.attention(aq, ak, av, is_causal=True)
     cases = {
         "cross_entropy fwd (M x V)": lambda: nn.softmax_cross_entropy(x, t),
         "cross_entropy bwd": lambda: nn.softmax_cross_entropy_grad(probs, t, one, count),
@@ -96,6 +103,9 @@ def main():
         "erf (M x H)": lambda: ca.erf(h),
         "gelu fwd (M x H)": lambda: nn.gelu(h),
         "gelu bwd (M x H)": lambda: nn.gelu_grad(h, h),
+        "attention causal fwd": lambda: nn.attention(aq, ak, av, is_causal=True),
+        "attention causal bwd": lambda: nn.attention_grad(aq, ak, av, ao, alse, ao,
+                                                          is_causal=True),
     }
     tcases = {}
     if TDEV is not None:
@@ -111,6 +121,8 @@ def main():
         tln = F.layer_norm(tal, (D,), tw.requires_grad_(), tb.requires_grad_())
         tg = th.clone().requires_grad_()
         tgelu = F.gelu(tg)
+        tq, tk, tv = (torch.tensor(v, device=TDEV, requires_grad=True) for v in qkv)
+        tatt = F.scaled_dot_product_attention(tq, tk, tv, is_causal=True)
         tcases = {
             "cross_entropy fwd (M x V)": lambda: F.cross_entropy(tx.detach(), tt),
             "cross_entropy bwd": lambda: torch.autograd.grad(tloss, tx, retain_graph=True),
@@ -129,6 +141,10 @@ def main():
             "erf (M x H)": lambda: torch.erf(th),
             "gelu fwd (M x H)": lambda: F.gelu(th),
             "gelu bwd (M x H)": lambda: torch.autograd.grad(tgelu, tg, th, retain_graph=True),
+            "attention causal fwd": lambda: F.scaled_dot_product_attention(
+                tq.detach(), tk.detach(), tv.detach(), is_causal=True),
+            "attention causal bwd": lambda: torch.autograd.grad(
+                tatt, (tq, tk, tv), tatt.detach(), retain_graph=True),
         }
     name = "carray " + DEV
     if DEV == "gpu":

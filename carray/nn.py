@@ -27,11 +27,22 @@ its gradient, where composing it from elementwise ops and reductions takes about
 
 import operator
 
-from carray.core._array import Array, AxisError, DeviceMismatchError, ascontiguousarray
+from carray.core._array import (
+    Array,
+    AxisError,
+    DeviceMismatchError,
+    ascontiguousarray,
+)
+from carray.core._array import broadcast_shapes as _broadcast_shapes
+from carray.core._array import broadcast_to as _broadcast_to
 from carray.cpu import _nn
 from carray.ops import _ufunc as _uf
+from carray.ops._creation import arange as _arange
 from carray.ops._creation import empty
+from carray.ops._creation import full as _full
+from carray.ops._creation import zeros as _zeros
 from carray.ops._join import pad as _pad
+from carray.ops._matmul import matmul as _matmul
 
 __all__ = [
     "avg_pool2d",
@@ -1027,3 +1038,168 @@ def gru_cell_grad(rz, nt, gh, h, dh):
     dgh = dgi.copy()
     _uf.multiply(dn, r, out=dgh[..., 2 * n:])
     return dgi, dgh, _uf.multiply(dh_, z)
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 12 item 5: scaled dot-product attention without a mask, causal or not, in one pass that
+# never stores the L x S scores on the OpenCL device (attention.cl); the CPU (and head dims the
+# kernels do not take) compose it from matmul and row ops, saving nothing between the calls:
+#   out = softmax(scale q k^T) v,  lse = log sum_j exp(scale q k_j)  (per query row)
+# ---------------------------------------------------------------------------------------------
+
+__all__ += ["attention", "attention_grad", "fused_attention"]
+
+
+def _attention_args(op, arrays, names):
+    """The leading shape the arrays broadcast to, after checking that they are Arrays of one
+    float dtype and device with at least 2 dims. TypeError / RuntimeError naming the argument."""
+    first = None
+    for name, a in zip(names, arrays):
+        if not isinstance(a, Array):
+            raise TypeError(f"{op}(): argument '{name}' must be a carray.Array, "
+                            f"not {type(a).__name__}")
+        if a.dtype.name not in _FLOATS:
+            raise RuntimeError(f"{op}(): {name} must be float32 or float64, got {a.dtype.name}")
+        if a.ndim < 2:
+            raise RuntimeError(f"{op}(): {name} must have at least 2 dims (..., rows, E), got "
+                               f"shape {_size(a.shape)}")
+        if first is None:
+            first = (name, a)
+        elif a.dtype != first[1].dtype:
+            raise RuntimeError(f"{op}(): {name} has dtype {a.dtype.name} but {first[0]} has "
+                               f"{first[1].dtype.name}; they must be the same")
+    _kernels(op, *arrays)
+    try:
+        return _broadcast_shapes(*(a.shape[:-2] for a in arrays))
+    except ValueError:
+        raise RuntimeError(f"{op}(): the leading dims of "
+                           f"{', '.join(f'{n} {_size(a.shape)}' for n, a in zip(names, arrays))}"
+                           f" do not broadcast") from None
+
+
+def _attention_sizes(op, q, k, v):
+    if q.shape[-1] != k.shape[-1]:
+        raise RuntimeError(f"{op}(): query and key must have the same last dim, got "
+                           f"{q.shape[-1]} and {k.shape[-1]}")
+    if k.shape[-2] != v.shape[-2]:
+        raise RuntimeError(f"{op}(): key and value must have the same number of rows (dim -2), "
+                           f"got {k.shape[-2]} and {v.shape[-2]}")
+
+
+def _fused_attention(q, v):
+    if q.device != "gpu":
+        return None
+    from carray.opencl import _attention
+    return _attention if _attention.supported(q.shape[-1], v.shape[-1]) else None
+
+
+def fused_attention(query, value):
+    """Whether attention() on these arrays (query (..., L, E), value (..., S, Ev)) runs the
+    memory-efficient kernels (on the OpenCL device, float E and Ev <= 128) rather than the
+    composed matmul + softmax path."""
+    return (isinstance(query, Array) and isinstance(value, Array) and query.ndim >= 2
+            and value.ndim >= 2 and query.dtype.name in _FLOATS
+            and _fused_attention(query, value) is not None)
+
+
+def _scores(q, k, scale, causal):
+    """scale q k^T with the keys after each query's position at -inf when causal."""
+    s = _matmul(q, _swap_last(k))
+    _uf.multiply(s, scale, out=s)
+    if causal:
+        L, S = s.shape[-2], s.shape[-1]
+        rows = _arange(L, device=s.device).reshape((L, 1))
+        seen = _uf.greater_equal(rows, _arange(S, device=s.device).reshape((1, S)))
+        s = _uf.where(seen, s, float("-inf"))
+    return s
+
+
+def _swap_last(a):
+    axes = list(range(a.ndim))
+    axes[-1], axes[-2] = axes[-2], axes[-1]
+    return a.transpose(axes)
+
+
+def _broadcast_lead(a, lead):
+    return a if a.shape[:-2] == tuple(lead) else _broadcast_to(a, tuple(lead) + a.shape[-2:])
+
+
+def attention(query, key, value, scale=None, is_causal=False):
+    """softmax(scale query key^T) value over the last two dims, with query (..., L, E), key
+    (..., S, E), value (..., S, Ev) whose leading dims broadcast; scale defaults to 1/sqrt(E);
+    is_causal lets query i see keys 0..i only. Returns (out (..., L, Ev), lse (..., L)), lse the
+    log-sum-exp of each query's scores (what attention_grad needs); a query that sees no key
+    gets out 0 and lse -inf. On the OpenCL device with E and Ev <= 128 one kernel that never
+    stores the L x S scores. Raises TypeError for non-Arrays, RuntimeError for mismatched
+    sizes, dtypes or leading dims, DeviceMismatchError across devices."""
+    op = "attention"
+    lead = _attention_args(op, (query, key, value), ("query", "key", "value"))
+    _attention_sizes(op, query, key, value)
+    e = query.shape[-1]
+    scale = float(1.0 / e ** 0.5 if scale is None and e else 1.0 if scale is None else scale)
+    fused = _fused_attention(query, value)
+    if fused is not None:
+        return fused.attention(query, key, value, lead, scale, bool(is_causal))
+    L, S, ev = query.shape[-2], key.shape[-2], value.shape[-1]
+    if L == 0 or S == 0 or 0 in lead:
+        out = _zeros(tuple(lead) + (L, ev), dtype=query.dtype, device=query.device)
+        lse = _full(tuple(lead) + (L,), float("-inf"), dtype=query.dtype,
+                       device=query.device)
+        return out, lse
+    s = _scores(query, key, scale, bool(is_causal))
+    mx = _uf.max(s, axis=-1, keepdims=True)
+    mx = _uf.where(_uf.equal(mx, float("-inf")), 0.0, mx)
+    _uf.subtract(s, mx, out=s)
+    _uf.exp(s, out=s)
+    total = _uf.sum(s, axis=-1, keepdims=True)
+    _uf.divide(s, _uf.where(_uf.equal(total, 0.0), 1.0, total), out=s)
+    lse = _uf.add(_uf.log(total), mx)
+    out = _matmul(s, value)
+    if out.shape[:-2] != tuple(lead):
+        out = ascontiguousarray(_broadcast_to(out, tuple(lead) + out.shape[-2:]))
+    return out, lse.reshape(lse.shape[:-1])
+
+
+def attention_grad(query, key, value, out, lse, grad_out, scale=None, is_causal=False):
+    """The gradients (dquery, dkey, dvalue) of attention's out for the upstream grad_out, from
+    attention's inputs and its outputs out and lse; each at the broadcast leading shape (sum
+    over the broadcast dims to reduce to an input's shape). Raises as attention, and
+    RuntimeError when out, lse or grad_out do not have attention's output shapes."""
+    op = "attention_grad"
+    lead = _attention_args(op, (query, key, value, out, grad_out),
+                           ("query", "key", "value", "out", "grad_out"))
+    _attention_sizes(op, query, key, value)
+    L, S, e, ev = query.shape[-2], key.shape[-2], query.shape[-1], value.shape[-1]
+    want = tuple(lead) + (L, ev)
+    for name, a in (("out", out), ("grad_out", grad_out)):
+        if a.shape != want:
+            raise RuntimeError(f"{op}(): {name} must have shape {_size(want)}, got "
+                               f"{_size(a.shape)}")
+    if not isinstance(lse, Array) or lse.shape != tuple(lead) + (L,) or lse.dtype != out.dtype:
+        raise RuntimeError(f"{op}(): lse must be a {out.dtype.name} Array of shape "
+                           f"{_size(tuple(lead) + (L,))}")
+    _kernels(op, query, lse)
+    scale = float(1.0 / e ** 0.5 if scale is None and e else 1.0 if scale is None else scale)
+    fused = _fused_attention(query, value)
+    if fused is not None:
+        return fused.attention_grad(query, key, value, out, lse, grad_out, lead, scale,
+                                    bool(is_causal))
+    q, k, v = (_broadcast_lead(a, lead) for a in (query, key, value))
+    if L == 0 or S == 0 or 0 in lead:
+        return (_zeros(tuple(lead) + (L, e), dtype=out.dtype, device=out.device),
+                _zeros(tuple(lead) + (S, e), dtype=out.dtype, device=out.device),
+                _zeros(tuple(lead) + (S, ev), dtype=out.dtype, device=out.device))
+    s = _scores(q, k, scale, bool(is_causal))
+    shift = lse.reshape(lse.shape + (1,))
+    seen = _uf.not_equal(shift, float("-inf"))
+    _uf.subtract(s, _uf.where(seen, shift, 0.0), out=s)
+    p = _uf.where(seen, _uf.exp(s), 0.0)                        # exp(s - lse)
+    d = _uf.sum(_uf.multiply(grad_out, out), axis=-1, keepdims=True)
+    ds = _matmul(grad_out, _swap_last(v))                        # dp, then ds = p (dp - D)
+    _uf.subtract(ds, d, out=ds)
+    _uf.multiply(ds, p, out=ds)
+    dq = _matmul(ds, k)
+    _uf.multiply(dq, scale, out=dq)
+    dk = _matmul(_swap_last(ds), q)
+    _uf.multiply(dk, scale, out=dk)
+    return dq, dk, _matmul(_swap_last(p), grad_out)

@@ -83,11 +83,21 @@ class ScaledDotProductAttention(Builtin):
     broadcasting to (..., L, S), bool (True takes part) or float (added); causal hides the keys
     after each query's position. Backward, with P the dropped-out probabilities:
         dv = P^T g,  dP = g v^T,  ds = p * (dp - sum(dp p)),  dq = ds k scale,  dk = ds^T q scale,
-    and dmask = ds for a float mask."""
+    and dmask = ds for a float mask. Without a mask and dropout, on the OpenCL device, the
+    memory-efficient kernels of carray.nn.attention run instead: they save the output and the
+    log-sum-exp rows, not the L x S probabilities."""
 
     @staticmethod
     def forward(ctx, q, k, v, mask, causal, scale, dropout_p):
         qd, kd, vd = q.array, k.array, v.array
+        if mask is None and dropout_p == 0 and _cnn.fused_attention(qd, vd):
+            out, lse = _cnn.attention(qd, kd, vd, scale, causal)
+            if True in ctx.needs_input_grad:
+                ctx.save_for_backward(q, k, v, None)
+                ctx.p, ctx.keep, ctx.fused = None, None, (out, lse)
+                ctx.args = (causal, scale)
+                ctx.metas = (meta(q), meta(k), meta(v), None)
+            return wrap(out)
         md = mask.array if mask is not None else None
         s = carray.matmul(qd, carray.swapaxes(kd, -1, -2))
         carray.multiply(s, scale, out=s)
@@ -109,7 +119,7 @@ class ScaledDotProductAttention(Builtin):
         out = carray.matmul(pd, vd)
         if True in ctx.needs_input_grad:
             ctx.save_for_backward(q, k, v, mask)
-            ctx.p, ctx.keep = p, keep
+            ctx.p, ctx.keep, ctx.fused = p, keep, None
             ctx.args = (causal, scale)
             ctx.metas = (meta(q), meta(k), meta(v), meta(mask))
         return wrap(out)
@@ -119,6 +129,12 @@ class ScaledDotProductAttention(Builtin):
         q, k, v, mask = ctx.saved_tensors
         causal, scale = ctx.args
         need = ctx.needs_input_grad
+        if ctx.fused is not None and not _state.enabled:     # the memory-efficient kernels
+            out, lse = ctx.fused
+            grads = _cnn.attention_grad(q.array, k.array, v.array, out, lse, g.array, scale,
+                                        causal)
+            return (*(reduce_grad(wrap(d), m) if n else None
+                      for d, m, n in zip(grads, ctx.metas, need)), None, None, None, None)
         if _state.enabled:  # create_graph: p again, from differentiable ops
             s = q.matmul(k.transpose(-2, -1)) * scale
             if mask is not None:

@@ -352,3 +352,6 @@ from carray.opencl._nn_norm import (  # noqa: E402, F401
 
 # the LSTM/GRU cell steps in one kernel each (issue 12 item 5): kernels in _rnn.py
 from carray.opencl._rnn import gru_cell, gru_cell_grad, lstm_cell, lstm_cell_grad  # noqa: E402, F401
+
+# memory-efficient attention, one launch forward and two backward (issue 12 item 5): _attention.py
+from carray.opencl._attention import attention, attention_grad  # noqa: E402, F401

@@ -196,3 +196,17 @@ def test_errors():
     with pytest.raises(RuntimeError, match="multiple of the number of key/value heads"):
         F.scaled_dot_product_attention(autograd.randn(1, 3, 2, 4), autograd.randn(1, 2, 2, 4),
                                        autograd.randn(1, 2, 2, 4), enable_gqa=True)
+
+
+def test_gpu_without_mask_runs_the_memory_efficient_kernels(device):
+    """On the device, no mask and no dropout: one fused kernel forward, two backward, and no
+    L x S matmul; the gradients still match PyTorch's (checked by the tests above)."""
+    if device != "gpu":
+        pytest.skip("the fused kernels are the OpenCL device's")
+    q, k, v = (autograd.from_numpy(_randn(2, 2, 9, 4)).to(device).requires_grad_()
+               for _ in range(3))
+    with autograd.profiler.profile() as prof:
+        F.scaled_dot_product_attention(q, k, v, is_causal=True).sum().backward()
+    names = {r.key for r in prof.key_averages()}
+    assert {"attn_fwd", "attn_dq", "attn_dkv"} <= names, names
+    assert not any("gemm" in n or "matmul" in n for n in names), names
