@@ -25,6 +25,7 @@ cross entropy one pass over the rows (one kernel launch on the device for the lo
 its gradient, where composing it from elementwise ops and reductions takes about twenty).
 """
 
+import math
 import operator
 
 from carray.core._array import (
@@ -54,6 +55,9 @@ __all__ = [
     "max_pool2d",
     "max_pool2d_grad",
     "sgd_step",
+    # issue 14 item 4: optimizer updates of many parameters per launch
+    "adam_step",
+    "sgd_momentum_step",
     "softmax_cross_entropy",
     "softmax_cross_entropy_grad",
     # fused row kernels (h13)
@@ -625,6 +629,119 @@ def sgd_step(params, grads, lr):
         checked.append(g)
     if params:
         _kernels(op, *params, *checked).sgd_step(params, checked, float(lr))
+
+
+def _foreach_args(op, params, grads, states):
+    """Check an optimizer update's arrays: equally many of each; parameters and states (written
+    in place) C-contiguous, writeable, of one float dtype with their gradient and state, and of
+    one shape with them; all on one device. Returns the gradients (views allowed)."""
+    params, grads = list(params), list(grads)
+    states = {name: list(s) for name, s in states.items()}
+    for name, seq in (("grads", grads), *states.items()):
+        if len(seq) != len(params):
+            raise ValueError(f"{op}(): got {len(params)} parameters but {len(seq)} {name}")
+    for k, p in enumerate(params):
+        for name, a in ((f"params[{k}]", p), *((f"{n}[{k}]", s[k]) for n, s in
+                                               states.items())):
+            a_ = _array(a, name, op, None if a is p else p.dtype.name)
+            if a_ is not a:
+                raise ValueError(f"{op}(): {name} must be C-contiguous (it is updated in place)")
+            if not a.flags.writeable:
+                raise ValueError(f"{op}(): {name} is read-only (it is updated in place)")
+            if a.shape != p.shape:
+                raise RuntimeError(f"{op}(): {name} of size {_size(a.shape)} does not match "
+                                   f"params[{k}] of size {_size(p.shape)}")
+        g = _array(grads[k], f"grads[{k}]", op, p.dtype.name)
+        if g.shape != p.shape:
+            raise RuntimeError(f"{op}(): grads[{k}] of size {_size(g.shape)} does not match "
+                               f"params[{k}] of size {_size(p.shape)}")
+        grads[k] = g
+    _kernels(op, *params, *grads, *(a for s in states.values() for a in s))
+    return params, grads, states
+
+
+def sgd_momentum_step(params, grads, momentum_buffers, lr, momentum, dampening=0.0,
+                      weight_decay=0.0, nesterov=False, maximize=False):
+    """SGD with momentum after its first step, in place, as torch.optim.SGD: for each parameter
+    p, gradient g and momentum buffer b:
+        g = -g if maximize;  g = g + weight_decay p;  b = momentum b + (1 - dampening) g
+        p = p - lr (g + momentum b if nesterov else b)
+    One pass over each parameter (one kernel launch for up to 16 on the device), rounding as
+    the composition of those elementwise ops does. Raises as sgd_step."""
+    op = "sgd_momentum_step"
+    params, grads, st = _foreach_args(op, params, grads, {"momentum_buffers": momentum_buffers})
+    bufs = st["momentum_buffers"]
+    if not params:
+        return
+    kern = _kernels(op, *params)
+    if kern is not _nn:
+        kern.sgd_momentum_step(params, grads, bufs, float(lr), float(momentum),
+                               float(dampening), float(weight_decay), bool(nesterov),
+                               bool(maximize))
+        return
+    for p, g, b in zip(params, grads, bufs):
+        if maximize:
+            g = _uf.negative(g)
+        if weight_decay != 0:
+            g = _uf.add(g, _uf.multiply(p, weight_decay))
+        _uf.multiply(b, momentum, out=b)
+        _uf.add(b, _uf.multiply(g, 1 - dampening) if dampening != 0 else g, out=b)
+        g = _uf.add(g, _uf.multiply(b, momentum)) if nesterov else b
+        _uf.subtract(p, _uf.multiply(g, lr), out=p)
+
+
+def adam_step(params, grads, exp_avgs, exp_avg_sqs, steps, lr, beta1, beta2, eps,
+              weight_decay=0.0, decoupled_weight_decay=False, maximize=False):
+    """Adam's (AdamW's with decoupled_weight_decay) update in place, as torch.optim.Adam
+    without amsgrad: for each parameter p, gradient g, moments m and v, and its step count t
+    (already incremented):
+        g = -g if maximize;  p = p (1 - lr wd) if decoupled, else g = g + wd p
+        m = lerp(m, g, 1 - beta1);  v = beta2 v + (1 - beta2) g g
+        p = p - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+    One pass over each parameter (one kernel launch for up to 16 on the device), rounding as
+    the composition of those elementwise ops does. Raises as sgd_step, and ValueError for a
+    step count below 1."""
+    op = "adam_step"
+    params, grads, st = _foreach_args(op, params, grads, {"exp_avgs": exp_avgs,
+                                                          "exp_avg_sqs": exp_avg_sqs})
+    steps = [int(t) for t in steps]
+    if len(steps) != len(params):
+        raise ValueError(f"{op}(): got {len(params)} parameters but {len(steps)} steps")
+    if any(t < 1 for t in steps):
+        raise ValueError(f"{op}(): step counts must be at least 1, got {min(steps)}")
+    if not params:
+        return
+    step_sizes = [lr / (1 - beta1 ** t) for t in steps]
+    bc2s = [math.sqrt(1 - beta2 ** t) for t in steps]
+    kern = _kernels(op, *params)
+    if kern is not _nn:
+        kern.adam_step(params, grads, st["exp_avgs"], st["exp_avg_sqs"], step_sizes, bc2s,
+                       float(lr), float(beta1), float(beta2), float(eps), float(weight_decay),
+                       bool(decoupled_weight_decay), bool(maximize))
+        return
+    w = 1 - beta1
+    for p, g, m, v, step_size, bc2 in zip(params, grads, st["exp_avgs"], st["exp_avg_sqs"],
+                                          step_sizes, bc2s):
+        if maximize:
+            g = _uf.negative(g)
+        if weight_decay != 0:
+            if decoupled_weight_decay:
+                _uf.multiply(p, 1 - lr * weight_decay, out=p)
+            else:
+                g = _uf.add(g, _uf.multiply(p, weight_decay))
+        diff = _uf.subtract(g, m)           # m = lerp(m, g, w), PyTorch's two formulas
+        if w < 0.5:
+            _uf.add(m, _uf.multiply(diff, w, out=diff), out=m)
+        else:
+            _uf.subtract(g, _uf.multiply(diff, 1 - w, out=diff), out=m)
+        _uf.multiply(v, beta2, out=v)
+        gg = _uf.multiply(g, 1 - beta2)
+        _uf.add(v, _uf.multiply(gg, g, out=gg), out=v)
+        denom = _uf.sqrt(v)
+        _uf.divide(denom, bc2, out=denom)
+        _uf.add(denom, eps, out=denom)
+        _uf.divide(m, denom, out=denom)
+        _uf.subtract(p, _uf.multiply(denom, step_size, out=denom), out=p)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import carray as ca
 from autograd.grad_mode import no_grad
 from autograd.optim.optimizer import Optimizer
 from autograd.tensor import Tensor
+from carray import nn as _cnn
 
 __all__ = ["Adam", "AdamW"]
 
@@ -54,10 +55,32 @@ class Adam(Optimizer):
         """One update of every parameter that has a gradient; returns closure()'s loss."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
+            fused = {}          # device -> the parameters updated by one carray.nn.adam_step
             for p in group["params"]:
-                if p.grad is not None:
+                if p.grad is None:
+                    continue
+                if group["amsgrad"] or not p.array.flags.c_contiguous:
                     self._update(p, group)
+                else:
+                    fused.setdefault(p.array.device, []).append(p)
+            for params in fused.values():
+                self._fused_update(params, group)
         return loss
+
+    def _fused_update(self, params, group):
+        """The update of params (C-contiguous, one device, no amsgrad) in one pass each: one
+        kernel launch for many on the device."""
+        states = [self._state(p, False) for p in params]
+        for state in states:
+            state["step"] += 1
+        beta1, beta2 = group["betas"]
+        _cnn.adam_step([p.array for p in params], [p.grad.array for p in params],
+                       [s["exp_avg"].array for s in states],
+                       [s["exp_avg_sq"].array for s in states], [s["step"] for s in states],
+                       group["lr"], beta1, beta2, group["eps"], group["weight_decay"],
+                       group["decoupled_weight_decay"], group["maximize"])
+        for p in params:
+            p._vc[0] += 1
 
     def _state(self, p, amsgrad):
         """p's state, made on first use: step 0 and zero moments."""

@@ -50,8 +50,17 @@ class SGD(Optimizer):
             if momentum == 0 and decay == 0 and not group["maximize"]:
                 self._plain_step(group["params"], lr)
                 continue
+            fused = {}      # device -> (params, grads, buffers) for carray.nn.sgd_momentum_step
             for p in group["params"]:
                 if p.grad is None:
+                    continue
+                buf = self.state[p].get("momentum_buffer") if momentum != 0 else None
+                if buf is not None and p.array.flags.c_contiguous:
+                    rows = fused.setdefault(p.array.device, ([], [], []))
+                    for seq, a in zip(rows, (p.array, p.grad.array, buf.array)):
+                        seq.append(a)
+                    buf._vc[0] += 1
+                    p._vc[0] += 1
                     continue
                 g = p.grad.array
                 if group["maximize"]:
@@ -66,6 +75,9 @@ class SGD(Optimizer):
                         g = buf
                 ca.subtract(p.array, ca.multiply(g, lr), out=p.array)
                 p._vc[0] += 1
+            for data, grads, bufs in fused.values():
+                _cnn.sgd_momentum_step(data, grads, bufs, lr, momentum, dampening, decay,
+                                       group["nesterov"], group["maximize"])
         return loss
 
     @staticmethod

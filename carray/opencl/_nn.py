@@ -290,55 +290,13 @@ def softmax_nll_grad(probs, target, grad_output, count, ignore_index):
     return gx
 
 
-_SGD_MAX = 16          # parameters per sgd_step launch
-
-
-def _sgd_kernel(t, n):
-    """sgd_step for n parameters of type t: each parameter's buffer and offset, its gradient's,
-    and its size, then lr; the body walks the parameters' ranges of the global index."""
-    def source():
-        params = ", ".join(f"__global T* restrict p{k}, const long po{k}, "
-                           f"__global const T* restrict g{k}, const long go{k}, const long n{k}"
-                           for k in range(n))
-        body = "\n".join(f"    if (e < n{k}) {{ p{k}[po{k} + e] -= lr * g{k}[go{k} + e]; return; }}"
-                          f"\n    e -= n{k};" for k in range(n))
-        return _cache.render("optim.cl", t=CL_TYPES[t], n=n, params=params, body=body)
-    return _cache.kernel(("sgd", t, n), "sgd_step", source, "long", t == FLOAT64)
-
-
-def sgd_step(params, grads, lr):
-    """params[k] -= lr * grads[k] for C-contiguous device arrays of float dtypes, up to 16
-    parameters of one dtype per launch."""
-    rounds = []          # [{(buffer, offset): pair}] by dtype: a parameter twice goes in two
-    for p, g in zip(params, grads):     # launches (two work items on one element would race)
-        if p.size:
-            key = p._cl()[:2]
-            for r in rounds:
-                if r[0] == p.dtype.num and key not in r[1]:
-                    r[1][key] = (p, g)
-                    break
-            else:
-                rounds.append((p.dtype.num, {key: (p, g)}))
-    for t, pairs in rounds:
-        pairs = list(pairs.values())
-        for i in range(0, len(pairs), _SGD_MAX):
-            _sgd_launch(t, pairs[i:i + _SGD_MAX], lr)
-
-
-def _sgd_launch(t, chunk, lr):
-        args = []
-        for p, g in chunk:
-            pbuf, poff = p._cl()[:2]
-            gbuf, goff = g._cl()[:2]
-            args += [pbuf, _q(poff), gbuf, _q(goff), _q(p.size)]
-        args.append(struct.pack("d" if t == FLOAT64 else "f", lr))
-        launch(_sgd_kernel(t, len(chunk)), sum(p.size for p, _ in chunk), args)
-
-
-# exact GELU in one kernel (issue 14 item 3): kernels in _gelu.py
+# the fused kernels of other modules: memory-efficient attention (_attention.py: one launch
+# forward, two backward), optimizer updates of many parameters per launch (_foreach.py), exact
+# GELU (_gelu.py), softmax / log_softmax / layer norm / RMS norm rows (_nn_norm.py), the LSTM/GRU
+# cell steps (_rnn.py)
+from carray.opencl._attention import attention, attention_grad  # noqa: E402, F401
+from carray.opencl._foreach import adam_step, sgd_momentum_step, sgd_step  # noqa: E402, F401
 from carray.opencl._gelu import gelu, gelu_grad  # noqa: E402, F401
-
-# fused softmax / log_softmax / layer norm / RMS norm rows (h13): kernels in _nn_norm.py
 from carray.opencl._nn_norm import (  # noqa: E402, F401
     layer_norm_grad_rows,
     layer_norm_rows,
@@ -349,9 +307,4 @@ from carray.opencl._nn_norm import (  # noqa: E402, F401
     softmax_grad_rows,
     softmax_rows,
 )
-
-# the LSTM/GRU cell steps in one kernel each (issue 12 item 5): kernels in _rnn.py
 from carray.opencl._rnn import gru_cell, gru_cell_grad, lstm_cell, lstm_cell_grad  # noqa: E402, F401
-
-# memory-efficient attention, one launch forward and two backward (issue 12 item 5): _attention.py
-from carray.opencl._attention import attention, attention_grad  # noqa: E402, F401
