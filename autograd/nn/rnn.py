@@ -18,7 +18,7 @@ from autograd.nn import init
 from autograd.nn.module import Module
 from autograd.nn.parameter import Parameter
 from autograd.ops.nn import Addmm
-from autograd.ops.rnn import ThnnFusedGruCell, ThnnFusedLstmCell, Unbind
+from autograd.ops.rnn import LstmLayer, ThnnFusedGruCell, ThnnFusedLstmCell, Unbind
 from autograd.ops.shape import Cat, Stack
 
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
@@ -194,7 +194,11 @@ class RNNBase(Module):
         if mode == "GRU":   # b_hh stays in the step: r multiplies the hidden projection's n part
             steps = Unbind.apply(Addmm.apply(x, w_ih, b_ih), 0)
         else:
-            steps = Unbind.apply(Addmm.apply(x, w_ih, None if b_ih is None else b_ih + b_hh), 0)
+            proj = Addmm.apply(x, w_ih, None if b_ih is None else b_ih + b_hh)
+            if mode == "LSTM" and w_hr is None:     # the whole layer as one node
+                out, h, c = LstmLayer.apply(proj, w_hh, state[0], state[1], reverse)
+                return out, [h, c]
+            steps = Unbind.apply(proj, 0)
         n = len(steps)
         outs = [None] * n
         h = state[0]

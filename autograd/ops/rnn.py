@@ -13,9 +13,9 @@ ThnnFusedGruCellBackward0, UnbindBackward0).
 import carray
 from autograd.grad_mode import _state
 from autograd.ops._util import Builtin, wrap
-from autograd.ops.shape import Cat, Unbind
+from autograd.ops.shape import Cat, Stack, Unbind
 
-__all__ = ["ThnnFusedGruCell", "ThnnFusedLstmCell", "Unbind"]
+__all__ = ["LstmLayer", "ThnnFusedGruCell", "ThnnFusedLstmCell", "Unbind"]
 
 
 class ThnnFusedLstmCell(Builtin):
@@ -60,6 +60,102 @@ def _lstm_grads_composed(gi, gh, c, dh, dc_out):
     dgates = Cat.apply(-1, dc * g * i * (1 - i), dc * c * f * (1 - f), dc * i * (1 - g * g),
                        do * o * (1 - o))
     return dgates, dgates, dc * f
+
+
+# ---------------------------------------------------------------------------------------------
+# A whole LSTM layer (one direction, no projection) as one node: the time loop runs on carray
+# arrays, one h @ W_hh^T and one cell kernel per step forward, one cell gradient and one
+# dgates @ W_hh per step backward, and dW_hh as one matmul over all steps at the end:
+#     dW_hh = sum_t dgates_t^T h_{t-1}
+# so a step costs a few launches and no autograd bookkeeping (the per-step recording of
+# ThnnFusedLstmCell + Addmm is what the layers of recurrent language models spent their time on).
+# ---------------------------------------------------------------------------------------------
+
+
+def _steps(n, reverse):
+    return range(n - 1, -1, -1) if reverse else range(n)
+
+
+class LstmLayer(Builtin):
+    """(out (T, B, H), h_T, c_T) of an LSTM layer over the input projections gi (T, B, 4H,
+    biases included) with hidden weights w_hh (4H, H) from the state h0, c0 (B, H); reverse
+    runs the steps from T - 1 down to 0 (a bidirectional layer's backward direction)."""
+
+    @staticmethod
+    def forward(ctx, gi, w_hh, h0, c0, reverse):
+        G, W, h, c = gi.array, w_hh.array, h0.array, c0.array
+        n = G.shape[0]
+        out = carray.empty((n,) + h.shape, dtype=h.dtype, device=h.device)
+        wt = carray.swapaxes(W, 0, 1)
+        acts, tcs, cs = [None] * n, [None] * n, [None] * n
+        for t in _steps(n, reverse):
+            h_new, c_new, acts[t], tcs[t] = carray.nn.lstm_cell(G[t], carray.matmul(h, wt), c)
+            out[t] = h_new
+            cs[t] = c
+            h, c = h_new, c_new
+        if True in ctx.needs_input_grad:
+            ctx.save_for_backward(gi, w_hh, h0, c0)
+            ctx.state = (acts, tcs, cs, out, reverse)
+        return wrap(out), wrap(h), wrap(c)
+
+    @staticmethod
+    def backward(ctx, dout, dh_n, dc_n):
+        gi, w_hh, h0, c0 = ctx.saved_tensors
+        acts, tcs, cs, out, reverse = ctx.state
+        if _state.enabled:
+            return _lstm_layer_grads_composed(gi, w_hh, h0, c0, reverse, dout, dh_n, dc_n)
+        W, n = w_hh.array, gi.shape[0]
+        dG = carray.empty(gi.shape, dtype=W.dtype, device=W.device)
+        dh = None if dh_n is None else dh_n.array
+        dc = None if dc_n is None else dc_n.array
+        for t in _steps(n, not reverse):
+            up = dh if dout is None else dout.array[t] if dh is None else \
+                carray.add(dout.array[t], dh)
+            if up is None and dc is None:
+                up = carray.zeros(cs[t].shape, dtype=W.dtype, device=W.device)
+            dgates, dc = carray.nn.lstm_cell_grad(acts[t], tcs[t], cs[t], up, dc)
+            dG[t] = dgates
+            dh = carray.matmul(dgates, W)
+        need = ctx.needs_input_grad
+        dW = None
+        if need[1]:     # h_{t-1} of every step, in the order of the steps' times
+            h0a = h0.array.reshape((1,) + h0.shape)
+            prev = carray.concatenate([out[1:], h0a]) if reverse else \
+                carray.concatenate([h0a, out[:-1]])
+            rows = dG.shape[0] * dG.shape[1]
+            dW = carray.matmul(carray.swapaxes(dG.reshape((rows, dG.shape[2])), 0, 1),
+                               prev.reshape((rows, prev.shape[2])))
+        return (wrap(dG) if need[0] else None, wrap(dW) if need[1] else None,
+                wrap(dh) if need[2] else None, wrap(dc) if need[3] else None, None)
+
+
+def _lstm_layer_grads_composed(gi, w_hh, h0, c0, reverse, dout, dh_n, dc_n):
+    """LstmLayer's gradients from differentiable ops (backward under create_graph): the steps
+    replayed with ThnnFusedLstmCell, then the reverse loop of _lstm_grads_composed."""
+    n = gi.shape[0]
+    steps = Unbind.apply(gi, 0)
+    wt = w_hh.transpose(0, 1)
+    h, c = h0, c0
+    saved = [None] * n
+    for t in _steps(n, reverse):
+        gh = h.matmul(wt)
+        saved[t] = (gh, c, h)
+        h, c = ThnnFusedLstmCell.apply(steps[t], gh, c)
+    douts = Unbind.apply(dout, 0) if dout is not None else [None] * n
+    dG = [None] * n
+    dW = None
+    dh, dc = dh_n, dc_n
+    for t in _steps(n, not reverse):
+        gh, c_prev, h_prev = saved[t]
+        up = dh if douts[t] is None else douts[t] if dh is None else douts[t] + dh
+        if up is None and dc is None:
+            up = gh.new_zeros(c_prev.shape)
+        dgates, _, dc = _lstm_grads_composed(steps[t], gh, c_prev, up, dc)
+        dG[t] = dgates
+        dh = dgates.matmul(w_hh)
+        step_dw = dgates.transpose(0, 1).matmul(h_prev)
+        dW = step_dw if dW is None else dW + step_dw
+    return Stack.apply(0, *dG), dW, dh, dc, None
 
 
 # ---------------------------------------------------------------------------------------------

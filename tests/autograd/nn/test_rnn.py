@@ -192,6 +192,25 @@ def test_lstm_cell_second_order_matches_torch(device):
         _close(p.grad, tw[name].grad, name, 1e-4)
 
 
+def test_lstm_layer_second_order_matches_torch(device):
+    """The whole-layer LSTM node's create_graph backward (both directions, two layers, the
+    final states used too)."""
+    tm, am = _pair("LSTM", device, 3, 4, num_layers=2, bidirectional=True)
+    x = np.random.default_rng(7).standard_normal((3, 2, 3)).astype(np.float32)
+    (tx,), (ax,) = _leaves(device, x)
+    tout, (th, tc) = tm(tx)
+    aout, (ah, ac) = am(ax)
+    (tg,) = torch.autograd.grad(tout.pow(2).sum() + (th * tc).sum(), tx, create_graph=True)
+    (ag,) = autograd.grad((aout * aout).sum() + (ah * ac).sum(), ax, create_graph=True)
+    _close(ag, tg, "first-order gradient", 1e-4)
+    (tg * tg).sum().backward()
+    (ag * ag).sum().backward()
+    _close(ax.grad, tx.grad, "second-order gradient", 1e-4)
+    tw = dict(tm.named_parameters())
+    for name, p in am.named_parameters():
+        _close(p.grad, tw[name].grad, name, 1e-4)
+
+
 def test_gru_second_order_matches_torch(device):
     tm, am = _pair("GRU", device, 3, 4)
     x = np.random.default_rng(6).standard_normal((3, 2, 3)).astype(np.float32)
