@@ -42,6 +42,7 @@ from carray.ops._creation import arange as _arange
 from carray.ops._creation import empty
 from carray.ops._creation import full as _full
 from carray.ops._creation import zeros as _zeros
+from carray.ops._join import concatenate as _concatenate
 from carray.ops._join import pad as _pad
 from carray.ops._matmul import matmul as _matmul
 
@@ -1155,6 +1156,99 @@ def gru_cell_grad(rz, nt, gh, h, dh):
     dgh = dgi.copy()
     _uf.multiply(dn, r, out=dgh[..., 2 * n:])
     return dgi, dgh, _uf.multiply(dh_, z)
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 12 item 5: a whole LSTM layer over a sequence, one kernel launch per time step each way
+# on the OpenCL device (the hidden projection summed inside it); the CPU loops over matmul and
+# lstm_cell. Steps run from 0 to T - 1, or from T - 1 down to 0 with reverse.
+# ---------------------------------------------------------------------------------------------
+
+__all__ += ["lstm_layer", "lstm_layer_grad"]
+
+
+def _layer_steps(n, reverse):
+    return range(n - 1, -1, -1) if reverse else range(n)
+
+
+def _layer_args(op, gi, w_hh, h0, c0):
+    """(T, B, H) after checking gi (T, B, 4H), w_hh (4H, H), h0 and c0 (B, H): one float dtype
+    and device. TypeError / RuntimeError naming the argument."""
+    c = _array(c0, "c0", op)
+    for name, a in (("gi", gi), ("w_hh", w_hh), ("h0", h0)):
+        _array(a, name, op, c.dtype.name)
+    if c.ndim != 2:
+        raise RuntimeError(f"{op}(): c0 must be (B, H), got {_size(c.shape)}")
+    B, H = c.shape
+    for name, a, want in (("h0", h0, (B, H)), ("w_hh", w_hh, (4 * H, H))):
+        if a.shape != want:
+            raise RuntimeError(f"{op}(): {name} must have shape {_size(want)}, got "
+                               f"{_size(a.shape)}")
+    if gi.ndim != 3 or gi.shape[1:] != (B, 4 * H):
+        raise RuntimeError(f"{op}(): gi must have shape [T, {B}, {4 * H}], got "
+                           f"{_size(gi.shape)}")
+    _kernels(op, gi, w_hh, h0, c0)
+    return gi.shape[0], B, H
+
+
+def lstm_layer(gi, w_hh, h0, c0, reverse=False):
+    """An LSTM layer over a sequence: gi (T, B, 4H) the input projections of every step (biases
+    included, gates in PyTorch's order i f g o), w_hh (4H, H) the hidden weights, h0 and c0
+    (B, H) the initial state. Returns (out (T, B, H), h_n, c_n, act (T, B, 4H), tc (T, B, H),
+    cs (T, B, H)): the hidden state of every step, the final state, and what lstm_layer_grad
+    needs (the activated gates, tanh(c_t) and c_t of every step). Raises as lstm_cell."""
+    op = "lstm_layer"
+    n, B, H = _layer_args(op, gi, w_hh, h0, c0)
+    if c0.device == "gpu":
+        return _kernels(op, c0).lstm_layer(gi, w_hh, h0, c0, bool(reverse))
+    dt = c0.dtype
+    out, cs, tc = (empty((n, B, H), dtype=dt) for _ in range(3))
+    act = empty((n, B, 4 * H), dtype=dt)
+    wt = w_hh.transpose((1, 0))
+    h, c = h0, c0
+    for t in _layer_steps(n, reverse):
+        h, c, act[t], tc[t] = lstm_cell(gi[t], _matmul(h, wt), c)
+        out[t] = h
+        cs[t] = c
+    return out, h.copy(), c.copy(), act, tc, cs
+
+
+def lstm_layer_grad(w_hh, h0, c0, out, act, tc, cs, dout, dh_n, dc_n, reverse=False):
+    """The gradients (dgi (T, B, 4H), dw_hh (4H, H), dh0, dc0 (B, H)) of lstm_layer from its
+    inputs w_hh, h0, c0, its outputs out, act, tc, cs and the upstream gradients dout of out,
+    dh_n and dc_n of the final state (each may be None). Raises as lstm_cell."""
+    op = "lstm_layer_grad"
+    n, B, H = _layer_args(op, act, w_hh, h0, c0)
+    for name, a, want in (("out", out, (n, B, H)), ("tc", tc, (n, B, H)), ("cs", cs, (n, B, H)),
+                          ("dout", dout, (n, B, H)), ("dh_n", dh_n, (B, H)),
+                          ("dc_n", dc_n, (B, H))):
+        if a is not None and (_array(a, name, op, c0.dtype.name).shape != want):
+            raise RuntimeError(f"{op}(): {name} must have shape {_size(want)}, got "
+                               f"{_size(a.shape)}")
+    _kernels(op, c0, out, dout, dh_n, dc_n)
+    if c0.device == "gpu":
+        return _kernels(op, c0).lstm_layer_grad(w_hh, h0, c0, out, act, tc, cs, dout, dh_n,
+                                                dc_n, bool(reverse))
+    dt = c0.dtype
+    dg = empty((n, B, 4 * H), dtype=dt)
+    dh = dh_n
+    dc = dc_n
+    order = list(_layer_steps(n, not reverse))
+    for t in order:
+        up = dh if dout is None else dout[t] if dh is None else _uf.add(dout[t], dh)
+        if up is None and dc is None:
+            up = _zeros((B, H), dtype=dt)
+        c_prev = c0 if t == order[-1] else cs[t + 1 if reverse else t - 1]
+        dgates, dc = lstm_cell_grad(act[t], tc[t], c_prev, up, dc)
+        dg[t] = dgates
+        dh = _matmul(dgates, w_hh)
+    if n == 0:
+        return dg, _zeros(w_hh.shape, dtype=dt), _zeros((B, H), dtype=dt), \
+            _zeros((B, H), dtype=dt)
+    h0a = h0.reshape((1, B, H))
+    prev = _concatenate([out[1:], h0a]) if reverse else _concatenate([h0a, out[:-1]])
+    dw = _matmul(dg.reshape((n * B, 4 * H)).transpose((1, 0)), prev.reshape((n * B, H)))
+    return dg, dw, dh, dc
 
 
 # ---------------------------------------------------------------------------------------------

@@ -79,54 +79,29 @@ def _steps(n, reverse):
 class LstmLayer(Builtin):
     """(out (T, B, H), h_T, c_T) of an LSTM layer over the input projections gi (T, B, 4H,
     biases included) with hidden weights w_hh (4H, H) from the state h0, c0 (B, H); reverse
-    runs the steps from T - 1 down to 0 (a bidirectional layer's backward direction)."""
+    runs the steps from T - 1 down to 0 (a bidirectional layer's backward direction).
+    carray.nn.lstm_layer and lstm_layer_grad: one kernel launch per step each way on the GPU."""
 
     @staticmethod
     def forward(ctx, gi, w_hh, h0, c0, reverse):
-        G, W, h, c = gi.array, w_hh.array, h0.array, c0.array
-        n = G.shape[0]
-        out = carray.empty((n,) + h.shape, dtype=h.dtype, device=h.device)
-        wt = carray.swapaxes(W, 0, 1)
-        acts, tcs, cs = [None] * n, [None] * n, [None] * n
-        for t in _steps(n, reverse):
-            h_new, c_new, acts[t], tcs[t] = carray.nn.lstm_cell(G[t], carray.matmul(h, wt), c)
-            out[t] = h_new
-            cs[t] = c
-            h, c = h_new, c_new
+        out, h_n, c_n, act, tc, cs = carray.nn.lstm_layer(gi.array, w_hh.array, h0.array,
+                                                          c0.array, reverse)
         if True in ctx.needs_input_grad:
             ctx.save_for_backward(gi, w_hh, h0, c0)
-            ctx.state = (acts, tcs, cs, out, reverse)
-        return wrap(out), wrap(h), wrap(c)
+            ctx.state = (out, act, tc, cs, reverse)
+        return wrap(out), wrap(h_n), wrap(c_n)
 
     @staticmethod
     def backward(ctx, dout, dh_n, dc_n):
         gi, w_hh, h0, c0 = ctx.saved_tensors
-        acts, tcs, cs, out, reverse = ctx.state
+        out, act, tc, cs, reverse = ctx.state
         if _state.enabled:
             return _lstm_layer_grads_composed(gi, w_hh, h0, c0, reverse, dout, dh_n, dc_n)
-        W, n = w_hh.array, gi.shape[0]
-        dG = carray.empty(gi.shape, dtype=W.dtype, device=W.device)
-        dh = None if dh_n is None else dh_n.array
-        dc = None if dc_n is None else dc_n.array
-        for t in _steps(n, not reverse):
-            up = dh if dout is None else dout.array[t] if dh is None else \
-                carray.add(dout.array[t], dh)
-            if up is None and dc is None:
-                up = carray.zeros(cs[t].shape, dtype=W.dtype, device=W.device)
-            dgates, dc = carray.nn.lstm_cell_grad(acts[t], tcs[t], cs[t], up, dc)
-            dG[t] = dgates
-            dh = carray.matmul(dgates, W)
-        need = ctx.needs_input_grad
-        dW = None
-        if need[1]:     # h_{t-1} of every step, in the order of the steps' times
-            h0a = h0.array.reshape((1,) + h0.shape)
-            prev = carray.concatenate([out[1:], h0a]) if reverse else \
-                carray.concatenate([h0a, out[:-1]])
-            rows = dG.shape[0] * dG.shape[1]
-            dW = carray.matmul(carray.swapaxes(dG.reshape((rows, dG.shape[2])), 0, 1),
-                               prev.reshape((rows, prev.shape[2])))
-        return (wrap(dG) if need[0] else None, wrap(dW) if need[1] else None,
-                wrap(dh) if need[2] else None, wrap(dc) if need[3] else None, None)
+        grads = carray.nn.lstm_layer_grad(
+            w_hh.array, h0.array, c0.array, out, act, tc, cs,
+            *(None if d is None else d.array for d in (dout, dh_n, dc_n)), reverse)
+        return (*(wrap(g) if need else None for g, need in zip(grads, ctx.needs_input_grad)),
+                None)
 
 
 def _lstm_layer_grads_composed(gi, w_hh, h0, c0, reverse, dout, dh_n, dc_n):

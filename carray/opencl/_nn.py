@@ -307,4 +307,11 @@ from carray.opencl._nn_norm import (  # noqa: E402, F401
     softmax_grad_rows,
     softmax_rows,
 )
-from carray.opencl._rnn import gru_cell, gru_cell_grad, lstm_cell, lstm_cell_grad  # noqa: E402, F401
+from carray.opencl._rnn import (  # noqa: E402, F401
+    gru_cell,
+    gru_cell_grad,
+    lstm_cell,
+    lstm_cell_grad,
+    lstm_layer,
+    lstm_layer_grad,
+)

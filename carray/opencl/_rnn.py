@@ -1,5 +1,6 @@
 """The LSTM and GRU cell steps and their gradients on the device, one kernel launch each
-(rnn.cl), for carray.nn.lstm_cell / lstm_cell_grad / gru_cell / gru_cell_grad."""
+(rnn.cl), for carray.nn.lstm_cell / lstm_cell_grad / gru_cell / gru_cell_grad; and whole LSTM
+layers, one launch per time step each way, for carray.nn.lstm_layer / lstm_layer_grad."""
 
 import struct
 
@@ -8,11 +9,12 @@ from carray.opencl._launch import launch
 from carray.opencl._layout import dense_operand, whole
 from carray.opencl._types import CL_TYPES, FLOAT64
 
-LSTM, LSTM_GRAD, GRU, GRU_GRAD = range(4)     # positions in _kernels' tuple
+LSTM, LSTM_GRAD, GRU, GRU_GRAD, STEP, STEP_GRAD = range(6)    # positions in _kernels' tuple
 
 
 def _kernels(t):
-    return _cache.kernel(("rnn", t), ("lstm_cell", "lstm_cell_grad", "gru_cell", "gru_cell_grad"),
+    return _cache.kernel(("rnn", t), ("lstm_cell", "lstm_cell_grad", "gru_cell", "gru_cell_grad",
+                                      "lstm_step", "lstm_step_grad"),
                          lambda: _cache.render("rnn.cl", t=CL_TYPES[t]), "long", t == FLOAT64)
 
 
@@ -79,3 +81,87 @@ def gru_cell_grad(rz, nt, gh, h, dh):
                 whole(nt)._cl()[0],
                 *dense_operand(gh), *dense_operand(h), *dense_operand(dh), _q(H), _q(n)])
     return dgi, dgh, dh_prev
+
+
+def _steps(n, reverse):
+    return range(n - 1, -1, -1) if reverse else range(n)
+
+
+def lstm_layer(gi, w_hh, h0, c0, reverse):
+    """(out, h_n, c_n, act, tc, cs) of an LSTM layer; one lstm_step launch per time step."""
+    import carray
+    n, B, H4 = gi.shape
+    H = H4 // 4
+    dt = h0.dtype
+    out, cs, tc = (carray.empty((n, B, H), dtype=dt, device="gpu") for _ in range(3))
+    act = carray.empty((n, B, H4), dtype=dt, device="gpu")
+    if out.size == 0:
+        return out, h0.copy(), c0.copy(), act, tc, cs
+    kern = _kernels(dt.num)[STEP]
+    gbuf, goff = dense_operand(gi)
+    goff = struct.unpack("q", goff)[0]
+    wt = carray.ascontiguousarray(carray.swapaxes(whole(w_hh), 0, 1))
+    wbuf = whole(wt)._cl()[0]
+    bufs = [a._cl() for a in (out, cs, act, tc)]
+    hp, hpo = dense_operand(h0)
+    cp, cpo = dense_operand(c0)
+    m = B * H
+    for t in _steps(n, reverse):
+        launch(kern, m, [bufs[0][0], _q(bufs[0][1] + t * m), bufs[1][0], _q(bufs[1][1] + t * m),
+                         bufs[2][0], _q(bufs[2][1] + t * 4 * m), bufs[3][0],
+                         _q(bufs[3][1] + t * m), gbuf, _q(goff + t * 4 * m), hp, hpo, cp, cpo,
+                         wbuf, _q(H), _q(m)])
+        hp, hpo = bufs[0][0], _q(bufs[0][1] + t * m)
+        cp, cpo = bufs[1][0], _q(bufs[1][1] + t * m)
+    last = 0 if reverse else n - 1
+    return out, out[last].copy(), cs[last].copy(), act, tc, cs
+
+
+def lstm_layer_grad(w_hh, h0, c0, out, act, tc, cs, dout, dh_n, dc_n, reverse):
+    """(dgi, dw_hh, dh0, dc0) of lstm_layer; one lstm_step_grad launch per time step, then
+    dh0 and dW_hh as matmuls."""
+    import carray
+    n, B, H = out.shape
+    dt = out.dtype
+    dg = carray.empty((n, B, 4 * H), dtype=dt, device="gpu")
+    m = B * H
+    if n == 0 or m == 0:
+        return (dg.reshape((n, B, 4 * H)), carray.zeros(w_hh.shape, dtype=dt, device="gpu"),
+                carray.zeros((B, H), dtype=dt, device="gpu"),
+                carray.zeros((B, H), dtype=dt, device="gpu"))
+    kern = _kernels(dt.num)[STEP_GRAD]
+    W = whole(carray.ascontiguousarray(w_hh))
+    dc = carray.ascontiguousarray(dc_n).copy() if dc_n is not None else \
+        carray.empty((B, H), dtype=dt, device="gpu")
+    has_dc = dc_n is not None
+    dcb = whole(dc)
+    dgb, dgo = dg._cl()[:2]
+    ab, ao = act._cl()[:2]
+    tb, to = tc._cl()[:2]
+    cb, co = cs._cl()[:2]
+    dob, doo = dense_operand(dout) if dout is not None else (dgb, _q(0))
+    doo = struct.unpack("q", doo)[0]
+    dhb, dho = dense_operand(dh_n) if dh_n is not None else (dgb, _q(0))
+    c0b, c0o = dense_operand(c0)
+    order = list(_steps(n, not reverse))
+    prev_t = None
+    for t in order:
+        first = t == order[-1]           # the step that reads c0
+        launch(kern, m, [dgb, _q(dgo + t * 4 * m),
+                         dgb, _q(dgo + (prev_t if prev_t is not None else 0) * 4 * m),
+                         struct.pack("i", int(prev_t is not None)),
+                         dob, _q(doo + t * m), struct.pack("i", int(dout is not None)),
+                         dhb, dho, struct.pack("i", int(dh_n is not None)),
+                         dcb._cl()[0], struct.pack("i", int(has_dc)),
+                         ab, _q(ao + t * 4 * m), tb, _q(to + t * m),
+                         *((c0b, c0o) if first else
+                           (cb, _q(co + (t + 1 if reverse else t - 1) * m))),
+                         W._cl()[0], _q(H), _q(m)])
+        has_dc = True
+        prev_t = t
+    dh0 = carray.matmul(dg[order[-1]], W)
+    h0a = h0.reshape((1, B, H))
+    prev = carray.concatenate([out[1:], h0a]) if reverse else carray.concatenate([h0a, out[:-1]])
+    dw = carray.matmul(carray.swapaxes(dg.reshape((n * m // H, 4 * H)), 0, 1),
+                       prev.reshape((n * B, H)))
+    return dg, dw, dh0, dcb

@@ -137,3 +137,75 @@ def test_non_contiguous_inputs_and_errors(device):
         nn.lstm_cell_grad(gi, c, c, None, None)
     with pytest.raises(TypeError, match="must be a carray.Array"):
         nn.gru_cell([1.0], gh, c)
+
+
+def _layer_ref(gi, w, h0, c0, reverse):
+    """out, h_n, c_n of an LSTM layer by the cell reference, step by step (float64)."""
+    n = gi.shape[0]
+    out = np.zeros((n,) + h0.shape)
+    h, c = h0, c0
+    for t in (range(n - 1, -1, -1) if reverse else range(n)):
+        h, c = _lstm_ref(gi[t], h @ w.T, c)
+        out[t] = h
+    return out, h, c
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("ups", ["all", "out only", "state only", "c only"])
+def test_lstm_layer_and_grad(device, reverse, ups):
+    """carray.nn.lstm_layer against the step-by-step reference, and lstm_layer_grad against
+    central differences of <dout, out> + <dh_n, h_n> + <dc_n, c_n> (float64)."""
+    _dev(device)
+    rng = np.random.default_rng(3)
+    T, B, H = 3, 2, 3
+    gi, w = rng.standard_normal((T, B, 4 * H)), rng.standard_normal((4 * H, H)) * 0.5
+    h0, c0 = rng.standard_normal((B, H)), rng.standard_normal((B, H))
+    dout, dh, dc = rng.standard_normal((T, B, H)), rng.standard_normal((B, H)), \
+        rng.standard_normal((B, H))
+    dout = None if ups in ("state only", "c only") else dout
+    dh = None if ups in ("out only", "c only") else dh
+    dc = None if ups == "out only" else dc
+    args = [_on(a, device, "float64") for a in (gi, w, h0, c0)]
+    out, h_n, c_n, act, tc, cs = nn.lstm_layer(*args, reverse=reverse)
+    want = _layer_ref(gi, w, h0, c0, reverse)
+    for got, ref in zip((out, h_n, c_n), want):
+        np.testing.assert_allclose(np.asarray(got.to("cpu")), ref, rtol=1e-12, atol=1e-12)
+    ups_on = [None if u is None else _on(u, device, "float64") for u in (dout, dh, dc)]
+    grads = nn.lstm_layer_grad(args[1], args[2], args[3], out, act, tc, cs, *ups_on,
+                               reverse=reverse)
+
+    def loss_of(k):
+        def f(x):
+            xs = [gi, w, h0, c0]
+            xs[k] = x
+            o, hn, cn = _layer_ref(*xs, reverse)
+            return sum(np.sum(a * u) for a, u in ((o, dout), (hn, dh), (cn, dc))
+                       if u is not None)
+        return f
+
+    for k, (x, got) in enumerate(zip((gi, w, h0, c0), grads)):
+        num = _numeric_grad(lambda x_: np.asarray(loss_of(k)(x_)), x.copy(), np.ones(()))
+        np.testing.assert_allclose(np.asarray(got.to("cpu")), num, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_lstm_layer_float32_strided_and_errors(device):
+    _dev(device)
+    rng = np.random.default_rng(4)
+    T, B, H = 5, 3, 4
+    gi = rng.standard_normal((B, T, 4 * H)).astype(np.float32)   # (T, B, 4H) as a view
+    w = (rng.standard_normal((4 * H, H)) * 0.5).astype(np.float32)
+    h0, c0 = (rng.standard_normal((B, H)).astype(np.float32) for _ in range(2))
+    gia = ca.asarray(gi).to(device).transpose((1, 0, 2))
+    out, h_n, c_n, *_ = nn.lstm_layer(gia, _on(w, device, "float32"), _on(h0, device, "float32"),
+                                      _on(c0, device, "float32"))
+    want = _layer_ref(gi.transpose(1, 0, 2).astype(np.float64), w, h0, c0, False)
+    np.testing.assert_allclose(np.asarray(out.to("cpu")), want[0], rtol=1e-5, atol=1e-6)
+    c = _on(c0, device, "float32")
+    with pytest.raises(RuntimeError, match=r"w_hh must have shape \[16, 4\]"):
+        nn.lstm_layer(gia, c, c, c)
+    with pytest.raises(RuntimeError, match=r"gi must have shape \[T, 3, 16\]"):
+        nn.lstm_layer(gia[..., :8], _on(w, device, "float32"), c, c)
+    with pytest.raises(RuntimeError, match="has dtype float64"):
+        nn.lstm_layer(gia, _on(w, device, "float64"), c, c)

@@ -89,3 +89,78 @@ __kernel void gru_cell_grad(__global T* restrict dgi, __global T* restrict dgh,
     dgh[r3] = dr; dgh[r3 + H] = dz; dgh[r3 + 2 * H] = dn * rv;
     dh_prev[e] = d * zv;
 }
+
+// A whole LSTM layer runs one lstm_step per time step (carray.nn.lstm_layer): the hidden
+// projection h_{t-1} W_hh^T is summed here, not by a separate GEMM launch, and h_t goes
+// straight into the layer's output. wt is W_hh^T (H, 4H), C-contiguous from its first element,
+// so neighbouring work items (neighbouring j) read neighbouring weights.
+__kernel void lstm_step(__global T* restrict h_out, const long hoo,
+                        __global T* restrict c_out, const long coo,
+                        __global T* restrict act, const long ao,
+                        __global T* restrict tcb, const long tco,
+                        __global const T* gi, const long gio,
+                        __global const T* hp, const long hpo,
+                        __global const T* cp, const long cpo,
+                        __global const T* wt, const long H, const long n)
+{
+    long e = get_global_id(0);
+    if (e >= n) return;
+    long b = e / H, j = e - b * H;
+    long r = b * 4 * H + j;
+    __global const T* hrow = hp + hpo + b * H;
+    T a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    for (long d = 0; d < H; ++d) {
+        T hv = hrow[d];
+        __global const T* w = wt + d * 4 * H + j;
+        a0 = fma(hv, w[0], a0);
+        a1 = fma(hv, w[H], a1);
+        a2 = fma(hv, w[2 * H], a2);
+        a3 = fma(hv, w[3 * H], a3);
+    }
+    T i = SIG(gi[gio + r] + a0);
+    T f = SIG(gi[gio + r + H] + a1);
+    T g = tanh(gi[gio + r + 2 * H] + a2);
+    T o = SIG(gi[gio + r + 3 * H] + a3);
+    T cn = f * cp[cpo + e] + i * g;
+    T t = tanh(cn);
+    act[ao + r] = i; act[ao + r + H] = f; act[ao + r + 2 * H] = g; act[ao + r + 3 * H] = o;
+    c_out[coo + e] = cn;
+    tcb[tco + e] = t;
+    h_out[hoo + e] = o * t;
+}
+
+// One step of the layer's backward: dh_t = dout_t + dgates_{t+1} W_hh (or + dh_n at the last
+// step), then the cell's gradient; dc (B, H) carries dc_t in and dc_{t-1} out, element by
+// element (has_dc 0: none yet). W is W_hh (4H, H), C-contiguous from its first element.
+__kernel void lstm_step_grad(__global T* restrict dg, const long dgo,
+                             __global const T* dgn, const long dgno, const int has_next,
+                             __global const T* dout, const long douto, const int has_dout,
+                             __global const T* dhn, const long dhno, const int has_dhn,
+                             __global T* dc, const int has_dc,
+                             __global const T* act, const long ao,
+                             __global const T* tcb, const long tco,
+                             __global const T* cp, const long cpo,
+                             __global const T* W, const long H, const long n)
+{
+    long e = get_global_id(0);
+    if (e >= n) return;
+    long b = e / H, j = e - b * H;
+    long r = b * 4 * H + j;
+    T dhv = has_dout ? dout[douto + e] : (T)0;
+    if (has_next) {
+        __global const T* row = dgn + dgno + b * 4 * H;
+        T s = 0;
+        for (long k = 0; k < 4 * H; ++k) s = fma(row[k], W[k * H + j], s);
+        dhv += s;
+    } else if (has_dhn) {
+        dhv += dhn[dhno + e];
+    }
+    T i = act[ao + r], f = act[ao + r + H], g = act[ao + r + 2 * H], o = act[ao + r + 3 * H];
+    T t = tcb[tco + e];
+    T dcv = dhv * o * ((T)1 - t * t) + (has_dc ? dc[e] : (T)0);
+    dg[dgo + r] = dcv * g * i * ((T)1 - i);
+    dg[dgo + r + H] = dcv * cp[cpo + e] * f * ((T)1 - f);
+    dg[dgo + r + 2 * H] = dcv * i * ((T)1 - g * g);
+    dg[dgo + r + 3 * H] = dhv * t * o * ((T)1 - o);
+    dc[e] = dcv * f;
+}
