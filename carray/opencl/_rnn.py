@@ -7,6 +7,7 @@ import struct
 from carray.opencl import _cache
 from carray.opencl._launch import launch
 from carray.opencl._layout import dense_operand, whole
+from carray.opencl._runtime import runtime
 from carray.opencl._types import CL_TYPES, FLOAT64
 
 LSTM, LSTM_GRAD, GRU, GRU_GRAD, STEP, STEP_GRAD = range(6)    # positions in _kernels' tuple
@@ -15,7 +16,13 @@ LSTM, LSTM_GRAD, GRU, GRU_GRAD, STEP, STEP_GRAD = range(6)    # positions in _ke
 def _kernels(t):
     return _cache.kernel(("rnn", t), ("lstm_cell", "lstm_cell_grad", "gru_cell", "gru_cell_grad",
                                       "lstm_step", "lstm_step_grad"),
-                         lambda: _cache.render("rnn.cl", t=CL_TYPES[t]), "long", t == FLOAT64)
+                         lambda: _cache.render("rnn.cl", t=CL_TYPES[t], sj=_units()), "long",
+                         t == FLOAT64)
+
+
+def _units():
+    """Units per work group of lstm_step (4 items each): 64, fewer on small devices."""
+    return min(64, runtime().max_group // 4)
 
 
 def _new(shape, like):
@@ -106,11 +113,13 @@ def lstm_layer(gi, w_hh, h0, c0, reverse):
     hp, hpo = dense_operand(h0)
     cp, cpo = dense_operand(c0)
     m = B * H
+    sj = _units()
+    items, group = B * -(-H // sj) * 4 * sj, 4 * sj
     for t in _steps(n, reverse):
-        launch(kern, m, [bufs[0][0], _q(bufs[0][1] + t * m), bufs[1][0], _q(bufs[1][1] + t * m),
+        launch(kern, items, [bufs[0][0], _q(bufs[0][1] + t * m), bufs[1][0], _q(bufs[1][1] + t * m),
                          bufs[2][0], _q(bufs[2][1] + t * 4 * m), bufs[3][0],
                          _q(bufs[3][1] + t * m), gbuf, _q(goff + t * 4 * m), hp, hpo, cp, cpo,
-                         wbuf, _q(H), _q(m)])
+                         wbuf, _q(H)], group)
         hp, hpo = bufs[0][0], _q(bufs[0][1] + t * m)
         cp, cpo = bufs[1][0], _q(bufs[1][1] + t * m)
     last = 0 if reverse else n - 1
@@ -145,9 +154,11 @@ def lstm_layer_grad(w_hh, h0, c0, out, act, tc, cs, dout, dh_n, dc_n, reverse):
     c0b, c0o = dense_operand(c0)
     order = list(_steps(n, not reverse))
     prev_t = None
+    sj = _units()
+    items, group = B * -(-H // sj) * 4 * sj, 4 * sj
     for t in order:
         first = t == order[-1]           # the step that reads c0
-        launch(kern, m, [dgb, _q(dgo + t * 4 * m),
+        launch(kern, items, [dgb, _q(dgo + t * 4 * m),
                          dgb, _q(dgo + (prev_t if prev_t is not None else 0) * 4 * m),
                          struct.pack("i", int(prev_t is not None)),
                          dob, _q(doo + t * m), struct.pack("i", int(dout is not None)),
@@ -156,7 +167,7 @@ def lstm_layer_grad(w_hh, h0, c0, out, act, tc, cs, dout, dh_n, dc_n, reverse):
                          ab, _q(ao + t * 4 * m), tb, _q(to + t * m),
                          *((c0b, c0o) if first else
                            (cb, _q(co + (t + 1 if reverse else t - 1) * m))),
-                         W._cl()[0], _q(H), _q(m)])
+                         W._cl()[0], _q(H)], group)
         has_dc = True
         prev_t = t
     dh0 = carray.matmul(dg[order[-1]], W)

@@ -92,35 +92,42 @@ __kernel void gru_cell_grad(__global T* restrict dgi, __global T* restrict dgh,
 
 // A whole LSTM layer runs one lstm_step per time step (carray.nn.lstm_layer): the hidden
 // projection h_{t-1} W_hh^T is summed here, not by a separate GEMM launch, and h_t goes
-// straight into the layer's output. wt is W_hh^T (H, 4H), C-contiguous from its first element,
-// so neighbouring work items (neighbouring j) read neighbouring weights.
-__kernel void lstm_step(__global T* restrict h_out, const long hoo,
-                        __global T* restrict c_out, const long coo,
-                        __global T* restrict act, const long ao,
-                        __global T* restrict tcb, const long tco,
-                        __global const T* gi, const long gio,
-                        __global const T* hp, const long hpo,
-                        __global const T* cp, const long cpo,
-                        __global const T* wt, const long H, const long n)
+// straight into the layer's output. A work group of 4 x SJ items takes batch row b and SJ
+// units j: item (s, jj) sums gate s of unit j (so 4H sums run in parallel, each over H), the
+// four land in local memory, and the first SJ items apply the cell. wt is W_hh^T (H, 4H),
+// C-contiguous from its first element, so neighbouring items read neighbouring weights.
+#define SJ $sj
+
+__kernel __attribute__((reqd_work_group_size(4 * SJ, 1, 1)))
+void lstm_step(__global T* restrict h_out, const long hoo,
+               __global T* restrict c_out, const long coo,
+               __global T* restrict act, const long ao,
+               __global T* restrict tcb, const long tco,
+               __global const T* gi, const long gio,
+               __global const T* hp, const long hpo,
+               __global const T* cp, const long cpo,
+               __global const T* wt, const long H)
 {
-    long e = get_global_id(0);
-    if (e >= n) return;
-    long b = e / H, j = e - b * H;
-    long r = b * 4 * H + j;
-    __global const T* hrow = hp + hpo + b * H;
-    T a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-    for (long d = 0; d < H; ++d) {
-        T hv = hrow[d];
-        __global const T* w = wt + d * 4 * H + j;
-        a0 = fma(hv, w[0], a0);
-        a1 = fma(hv, w[H], a1);
-        a2 = fma(hv, w[2 * H], a2);
-        a3 = fma(hv, w[3 * H], a3);
+    __local T pre[4][SJ];
+    const long nj = (H + SJ - 1) / SJ;
+    const long grp = get_group_id(0);
+    const long b = grp / nj, jb = grp - b * nj;
+    const int lid = get_local_id(0), s = lid / SJ, jj = lid - s * SJ;
+    const long j = jb * SJ + jj;
+    if (j < H) {
+        __global const T* hrow = hp + hpo + b * H;
+        __global const T* w = wt + s * H + j;
+        T a = 0;
+        for (long d = 0; d < H; ++d) a = fma(hrow[d], w[d * 4 * H], a);
+        pre[s][jj] = gi[gio + b * 4 * H + s * H + j] + a;
     }
-    T i = SIG(gi[gio + r] + a0);
-    T f = SIG(gi[gio + r + H] + a1);
-    T g = tanh(gi[gio + r + 2 * H] + a2);
-    T o = SIG(gi[gio + r + 3 * H] + a3);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (s != 0 || j >= H) return;
+    const long e = b * H + j, r = b * 4 * H + j;
+    T i = SIG(pre[0][jj]);
+    T f = SIG(pre[1][jj]);
+    T g = tanh(pre[2][jj]);
+    T o = SIG(pre[3][jj]);
     T cn = f * cp[cpo + e] + i * g;
     T t = tanh(cn);
     act[ao + r] = i; act[ao + r + H] = f; act[ao + r + 2 * H] = g; act[ao + r + 3 * H] = o;
@@ -131,27 +138,37 @@ __kernel void lstm_step(__global T* restrict h_out, const long hoo,
 
 // One step of the layer's backward: dh_t = dout_t + dgates_{t+1} W_hh (or + dh_n at the last
 // step), then the cell's gradient; dc (B, H) carries dc_t in and dc_{t-1} out, element by
-// element (has_dc 0: none yet). W is W_hh (4H, H), C-contiguous from its first element.
-__kernel void lstm_step_grad(__global T* restrict dg, const long dgo,
-                             __global const T* dgn, const long dgno, const int has_next,
-                             __global const T* dout, const long douto, const int has_dout,
-                             __global const T* dhn, const long dhno, const int has_dhn,
-                             __global T* dc, const int has_dc,
-                             __global const T* act, const long ao,
-                             __global const T* tcb, const long tco,
-                             __global const T* cp, const long cpo,
-                             __global const T* W, const long H, const long n)
+// element (has_dc 0: none yet). Work groups as lstm_step's: item (s, jj) sums quarter s of
+// the 4H products of unit j. W is W_hh (4H, H), C-contiguous from its first element.
+__kernel __attribute__((reqd_work_group_size(4 * SJ, 1, 1)))
+void lstm_step_grad(__global T* restrict dg, const long dgo,
+                    __global const T* dgn, const long dgno, const int has_next,
+                    __global const T* dout, const long douto, const int has_dout,
+                    __global const T* dhn, const long dhno, const int has_dhn,
+                    __global T* dc, const int has_dc,
+                    __global const T* act, const long ao,
+                    __global const T* tcb, const long tco,
+                    __global const T* cp, const long cpo,
+                    __global const T* W, const long H)
 {
-    long e = get_global_id(0);
-    if (e >= n) return;
-    long b = e / H, j = e - b * H;
-    long r = b * 4 * H + j;
+    __local T part[4][SJ];
+    const long nj = (H + SJ - 1) / SJ;
+    const long grp = get_group_id(0);
+    const long b = grp / nj, jb = grp - b * nj;
+    const int lid = get_local_id(0), s = lid / SJ, jj = lid - s * SJ;
+    const long j = jb * SJ + jj;
+    T p = 0;
+    if (has_next && j < H) {
+        __global const T* row = dgn + dgno + b * 4 * H;
+        for (long k = s * H; k < (s + 1) * H; ++k) p = fma(row[k], W[k * H + j], p);
+    }
+    part[s][jj] = p;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (s != 0 || j >= H) return;
+    const long e = b * H + j, r = b * 4 * H + j;
     T dhv = has_dout ? dout[douto + e] : (T)0;
     if (has_next) {
-        __global const T* row = dgn + dgno + b * 4 * H;
-        T s = 0;
-        for (long k = 0; k < 4 * H; ++k) s = fma(row[k], W[k * H + j], s);
-        dhv += s;
+        dhv += ((part[0][jj] + part[1][jj]) + part[2][jj]) + part[3][jj];
     } else if (has_dhn) {
         dhv += dhn[dhno + e];
     }
