@@ -1414,3 +1414,110 @@ def attention_grad(query, key, value, out, lse, grad_out, scale=None, is_causal=
     dk = _matmul(_swap_last(ds), q)
     _uf.multiply(dk, scale, out=dk)
     return dq, dk, _matmul(_swap_last(p), grad_out)
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 14 item 3: batch normalisation in training mode, the statistics in one pass and the
+# running statistics updated in the same launch on the device (two launches forward, two
+# backward); the CPU composes the same formulas from reductions and elementwise ops
+# ---------------------------------------------------------------------------------------------
+
+__all__ += ["batch_norm", "batch_norm_grad"]
+
+
+def _bn_args(op, x, weight, bias, stats):
+    """x (N, C, ...) checked, with the per-channel arrays `stats` ({name: array or None}) of
+    size C, weight and bias; one float dtype and device. Returns x (any strides)."""
+    if not isinstance(x, Array):
+        raise TypeError(f"{op}(): argument 'input' must be a carray.Array, not "
+                        f"{type(x).__name__}")
+    if x.dtype.name not in _FLOATS:
+        raise RuntimeError(f"{op}(): input must be float32 or float64, got {x.dtype.name}")
+    if x.ndim < 2:
+        raise RuntimeError(f"{op}(): input must be (N, C, ...), got shape {_size(x.shape)}")
+    C = x.shape[1]
+    for name, a in (("weight", weight), ("bias", bias), *stats.items()):
+        if a is None:
+            continue
+        if _array(a, name, op, x.dtype.name) is not a and name.startswith("running"):
+            raise ValueError(f"{op}(): {name} must be C-contiguous (it is updated in place)")
+        if a.shape != (C,):
+            raise RuntimeError(f"{op}(): {name} must have shape [{C}] (one value per channel), "
+                               f"got {_size(a.shape)}")
+    _kernels(op, x, weight, bias, *stats.values())
+    return x
+
+
+def batch_norm(input, weight=None, bias=None, eps=1e-5, running_mean=None, running_var=None,
+               momentum=0.1):
+    """Batch normalisation with the batch's statistics (training mode) over input (N, C, ...):
+    y = (x - mean) / sqrt(var + eps) * weight + bias, mean and the biased var per channel over
+    every other dim. Returns (y, mean, var, invstd), the last three of shape (C,), invstd =
+    1 / sqrt(var + eps). With running_mean and running_var (C,) given, they are updated in
+    place: r = (1 - momentum) r + momentum s, with the unbiased variance for running_var.
+    Raises TypeError for a non-Array, RuntimeError for dtypes or sizes that do not fit,
+    ValueError for only one of the running statistics or one value per channel, and
+    DeviceMismatchError across devices."""
+    op = "batch_norm"
+    x = _bn_args(op, input, weight, bias, {"running_mean": running_mean,
+                                           "running_var": running_var})
+    if (running_mean is None) != (running_var is None):
+        raise ValueError(f"{op}(): give both running_mean and running_var, or neither")
+    m = x.size // x.shape[1] if x.shape[1] else 0
+    if m <= 1 and x.shape[1]:
+        raise ValueError(f"{op}(): expected more than 1 value per channel, got input size "
+                         f"{_size(x.shape)}")
+    eps, momentum = float(eps), float(momentum)
+    if x.device == "gpu":
+        return _kernels(op, x).batch_norm(x, weight, bias, eps, running_mean, running_var,
+                                          momentum)
+    axes = (0,) + tuple(range(2, x.ndim))
+    cshape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    mean = _uf.mean(x, axis=axes, keepdims=True)
+    xc = _uf.subtract(x, mean)
+    var = _uf.mean(_uf.multiply(xc, xc), axis=axes, keepdims=True)
+    invstd = _uf.reciprocal(_uf.sqrt(_uf.add(var, eps)))
+    y = _uf.multiply(xc, invstd, out=xc)
+    if weight is not None:
+        _uf.multiply(y, weight.reshape(cshape), out=y)
+    if bias is not None:
+        _uf.add(y, bias.reshape(cshape), out=y)
+    mean, var, invstd = (a.reshape((x.shape[1],)) for a in (mean, var, invstd))
+    if running_mean is not None:
+        for r, s in ((running_mean, mean), (running_var, _uf.multiply(var, m / (m - 1)))):
+            _uf.multiply(r, 1.0 - momentum, out=r)
+            _uf.add(r, _uf.multiply(s, momentum), out=r)
+    return y, mean, var, invstd
+
+
+def batch_norm_grad(grad_output, input, mean, invstd, weight=None,
+                    output_mask=(True, True, True)):
+    """The gradients (dinput, dweight, dbias) of batch_norm from grad_output, the input and the
+    mean and invstd batch_norm returned: with xhat = (x - mean) invstd and M values per channel,
+        dinput = (g - sum(g) / M - xhat sum(g xhat) / M) invstd weight
+        dweight = sum(g xhat),  dbias = sum(g)    (sums over every dim but the channels')
+    Entries whose output_mask is False are None. Raises as batch_norm."""
+    op = "batch_norm_grad"
+    x = _bn_args(op, input, weight, None, {"mean": mean, "invstd": invstd})
+    g = _array(grad_output, "grad_output", op, x.dtype.name)
+    if g.shape != x.shape:
+        raise RuntimeError(f"{op}(): grad_output must have the input's shape "
+                           f"{_size(x.shape)}, got {_size(g.shape)}")
+    _kernels(op, g, x)
+    if x.device == "gpu":
+        return _kernels(op, x).batch_norm_grad(g, x, mean, invstd, weight, tuple(output_mask))
+    axes = (0,) + tuple(range(2, x.ndim))
+    cshape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    xhat = _uf.multiply(_uf.subtract(x, mean.reshape(cshape)), invstd.reshape(cshape))
+    sum_g = _uf.sum(g, axis=axes, keepdims=True)
+    sum_gx = _uf.sum(_uf.multiply(g, xhat), axis=axes, keepdims=True)
+    gx = None
+    if output_mask[0]:
+        m = g.size // g.shape[1] if g.size else 1
+        scale = invstd if weight is None else _uf.multiply(invstd, weight)
+        gx = _uf.subtract(g, _uf.multiply(sum_g, 1.0 / m))
+        _uf.subtract(gx, _uf.multiply(xhat, _uf.multiply(sum_gx, 1.0 / m)), out=gx)
+        _uf.multiply(gx, scale.reshape(cshape), out=gx)
+    c = x.shape[1]
+    return (gx, sum_gx.reshape((c,)) if output_mask[1] else None,
+            sum_g.reshape((c,)) if output_mask[2] else None)

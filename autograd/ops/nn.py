@@ -608,53 +608,36 @@ class NllLoss(Builtin):
 class BatchNormTrain(Builtin):
     """y = xhat w + b, xhat = (x - mean) / sqrt(var + eps), mean and (biased) var per channel
     (dim 1) over every other dim (M values each);
-    dx = w / sqrt(var + eps) (g - mean(g) - xhat mean(g xhat)), dw = sum(g xhat), db = sum(g)."""
+    dx = w / sqrt(var + eps) (g - mean(g) - xhat mean(g xhat)), dw = sum(g xhat), db = sum(g).
+    running is None or (running_mean, running_var, momentum): updated in place in the same
+    pass (carray.nn.batch_norm: two launches forward and two backward on the GPU)."""
 
     @staticmethod
-    def forward(ctx, x, w, b, eps, stats):
+    def forward(ctx, x, w, b, eps, running):
         d = x.array
-        axes = (0,) + tuple(range(2, d.ndim))
-        mean = carray.mean(d, axis=axes, keepdims=True)
-        xc = carray.subtract(d, mean)
-        var = carray.mean(carray.multiply(xc, xc), axis=axes, keepdims=True)
-        invstd = carray.reciprocal(carray.sqrt(carray.add(var, eps)))
-        xhat = carray.multiply(xc, invstd)
-        cshape = (1, d.shape[1]) + (1,) * (d.ndim - 2)
-        y = xhat
-        if w is not None:
-            y = carray.multiply(xhat, w.array.reshape(cshape))
-        if b is not None:
-            y = carray.add(y, b.array.reshape(cshape), out=y if y is not xhat else None)
-        stats.extend((mean, var))
+        rm, rv, momentum = running if running is not None else (None, None, 0.1)
+        y, mean, var, invstd = _cnn.batch_norm(
+            d, None if w is None else w.array, None if b is None else b.array, eps,
+            None if rm is None else rm.array, None if rv is None else rv.array, momentum)
+        if rm is not None:
+            rm._vc[0] += 1
+            rv._vc[0] += 1
         if True in ctx.needs_input_grad:
             ctx.save_for_backward(x, w)
-            ctx.xhat, ctx.invstd, ctx.axes, ctx.cshape, ctx.eps = xhat, invstd, axes, cshape, eps
-        return wrap(y if y is not xhat else xhat.copy())
+            ctx.mean, ctx.invstd, ctx.eps = mean, invstd, eps
+            ctx.axes = (0,) + tuple(range(2, d.ndim))
+            ctx.cshape = (1, d.shape[1]) + (1,) * (d.ndim - 2)
+        return wrap(y)
 
     @staticmethod
     def backward(ctx, g):
         x, w = ctx.saved_tensors
         need = ctx.needs_input_grad
-        axes, cshape = ctx.axes, ctx.cshape
         if _state.enabled:
             return _batch_norm_grads_composed(ctx, x, w, g)
-        gd, xhat = g.array, ctx.xhat
-        sum_g = carray.sum(gd, axis=axes, keepdims=True)
-        sum_gx = carray.sum(carray.multiply(gd, xhat), axis=axes, keepdims=True)
-        gx = gw = gb = None
-        if need[0]:
-            m = gd.size // gd.shape[1] if gd.size else 1
-            scale = ctx.invstd if w is None else \
-                carray.multiply(ctx.invstd, w.array.reshape(cshape))
-            gx = carray.subtract(gd, carray.multiply(sum_g, 1.0 / m))
-            carray.subtract(gx, carray.multiply(xhat, carray.multiply(sum_gx, 1.0 / m)), out=gx)
-            carray.multiply(gx, scale, out=gx)
-            gx = wrap(gx)
-        if need[1]:
-            gw = wrap(sum_gx.reshape(-1))
-        if need[2]:
-            gb = wrap(sum_g.reshape(-1))
-        return gx, gw, gb, None, None
+        grads = _cnn.batch_norm_grad(g.array, x.array, ctx.mean, ctx.invstd,
+                                     None if w is None else w.array, need[:3])
+        return (*(None if a is None else wrap(a) for a in grads), None, None)
 
 
 def _batch_norm_grads_composed(ctx, x, w, g):

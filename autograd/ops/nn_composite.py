@@ -31,22 +31,10 @@ class BatchNormTraining(Composite):
 
     @staticmethod
     def compute(input, running_mean, running_var, weight, bias, momentum, eps):
-        m = input.numel() // input.shape[1] if input.shape[1] else 0
-        stats = []
-        out = BatchNormTrain.apply(input, weight, bias, eps, stats)
-        if running_mean is not None and running_var is not None and stats:
-            mean, var = stats
-            _update_running(running_mean, mean, momentum)
-            _update_running(running_var, carray.multiply(var, m / (m - 1)), momentum)
-        return out
-
-
-def _update_running(r, batch, momentum):
-    """r = (1 - momentum) r + momentum batch, in place (no graph) and counted as a change."""
-    d = r.array
-    carray.multiply(d, 1.0 - momentum, out=d)
-    carray.add(d, carray.multiply(batch.reshape(d.shape).astype(d.dtype), momentum), out=d)
-    r._vc[0] += 1
+        running = None
+        if running_mean is not None and running_var is not None:
+            running = (running_mean, running_var, momentum)
+        return BatchNormTrain.apply(input, weight, bias, eps, running)
 
 
 class ModePad(Composite):

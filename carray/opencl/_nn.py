@@ -291,10 +291,11 @@ def softmax_nll_grad(probs, target, grad_output, count, ignore_index):
 
 
 # the fused kernels of other modules: memory-efficient attention (_attention.py: one launch
-# forward, two backward), optimizer updates of many parameters per launch (_foreach.py), exact
-# GELU (_gelu.py), softmax / log_softmax / layer norm / RMS norm rows (_nn_norm.py), the LSTM/GRU
-# cell steps (_rnn.py)
+# forward, two backward), batch normalisation (_batchnorm.py), optimizer updates of many
+# parameters per launch (_foreach.py), exact GELU (_gelu.py), softmax / log_softmax / layer norm
+# / RMS norm rows (_nn_norm.py), the LSTM/GRU cells and layers (_rnn.py)
 from carray.opencl._attention import attention, attention_grad  # noqa: E402, F401
+from carray.opencl._batchnorm import batch_norm, batch_norm_grad  # noqa: E402, F401
 from carray.opencl._foreach import adam_step, sgd_momentum_step, sgd_step  # noqa: E402, F401
 from carray.opencl._gelu import gelu, gelu_grad  # noqa: E402, F401
 from carray.opencl._nn_norm import (  # noqa: E402, F401

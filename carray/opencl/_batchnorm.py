@@ -1,0 +1,104 @@
+"""Batch normalisation in training mode on the device (batchnorm.cl), for carray.nn.batch_norm
+and batch_norm_grad: two launches forward (the statistics of every channel in one pass, with the
+running statistics' update, then the normalisation) and two backward (the two sums per channel,
+then the input's gradient)."""
+
+import struct
+
+import carray
+from carray.opencl import _cache
+from carray.opencl._launch import launch
+from carray.opencl._layout import dense_operand, whole
+from carray.opencl._runtime import runtime
+from carray.opencl._types import CL_TYPES, FLOAT64
+
+STATS, APPLY, SUMS, GRAD = range(4)
+
+
+def _kernels(t):
+    wg = runtime().max_group
+    return _cache.kernel(("batchnorm", t, wg), ("bn_stats", "bn_apply", "bn_grad_sums",
+                                                "bn_grad_input"),
+                         lambda: _cache.render("batchnorm.cl", t=CL_TYPES[t], wg=wg), "long",
+                         t == FLOAT64)
+
+
+def _q(v):
+    return struct.pack("q", v)
+
+
+def _i(v):
+    return struct.pack("i", v)
+
+
+def _s(t, v):
+    return struct.pack("d" if t == FLOAT64 else "f", v)
+
+
+def _optional(a, fallback):
+    if a is None:
+        return [fallback._cl()[0], _q(0), _i(0)]
+    return [*dense_operand(a), _i(1)]
+
+
+def _written(a):
+    """(buffer, offset) of an array the kernel updates in place (C-contiguous)."""
+    buf, off = a._cl()[:2]
+    return [buf, _q(off)]
+
+
+def _dims(x):
+    N, C = x.shape[0], x.shape[1]
+    S = x.size // (N * C) if N * C else 0
+    return N, C, S
+
+
+def batch_norm(x, weight, bias, eps, running_mean, running_var, momentum):
+    """(y, mean, var, invstd) of batch_norm on the device (see batchnorm.cl)."""
+    t = x.dtype.num
+    N, C, S = _dims(x)
+    mean, var, invstd = (carray.empty((C,), dtype=x.dtype, device="gpu") for _ in range(3))
+    y = carray.empty(x.shape, dtype=x.dtype, device="gpu")
+    if C == 0:
+        return y, mean, var, invstd
+    kern = _kernels(t)
+    xb, xo = dense_operand(x)
+    update = running_mean is not None
+    total = N * S
+    launch(kern[STATS], C * runtime().max_group,
+           [xb, xo, mean._cl()[0], var._cl()[0], invstd._cl()[0],
+            *_written(running_mean if update else mean), *_written(running_var if update else var),
+            _i(int(update)), _q(C), _q(S), _q(total),
+            _s(t, eps), _s(t, 1.0 - momentum), _s(t, momentum),
+            _s(t, total / (total - 1) if total > 1 else float("inf"))],
+           runtime().max_group)
+    if y.size:
+        launch(kern[APPLY], y.size,
+               [y._cl()[0], xb, xo, mean._cl()[0], invstd._cl()[0], *_optional(weight, mean),
+                *_optional(bias, mean), _q(C), _q(S), _q(y.size)])
+    return y, mean, var, invstd
+
+
+def batch_norm_grad(g, x, mean, invstd, weight, output_mask):
+    """(gx, gw, gb) of batch_norm on the device; entries not in output_mask are None."""
+    t = x.dtype.num
+    N, C, S = _dims(x)
+    sum_g, sum_gx = (carray.empty((C,), dtype=x.dtype, device="gpu") for _ in range(2))
+    mean, invstd = whole(mean), whole(invstd)
+    kern = _kernels(t)
+    gb_, go = dense_operand(g)
+    xb, xo = dense_operand(x)
+    if C:
+        launch(kern[SUMS], C * runtime().max_group,
+               [sum_g._cl()[0], sum_gx._cl()[0], gb_, go, xb, xo, mean._cl()[0],
+                invstd._cl()[0], _q(C), _q(S), _q(N * S)], runtime().max_group)
+    gx = None
+    if output_mask[0]:
+        gx = carray.empty(x.shape, dtype=x.dtype, device="gpu")
+        m = N * S
+        if gx.size:
+            launch(kern[GRAD], gx.size,
+                   [gx._cl()[0], gb_, go, xb, xo, mean._cl()[0], invstd._cl()[0],
+                    sum_g._cl()[0], sum_gx._cl()[0], *_optional(weight, mean),
+                    _s(t, 1.0 / m if m else 1.0), _q(C), _q(S), _q(gx.size)])
+    return (gx, sum_gx if output_mask[1] else None, sum_g if output_mask[2] else None)

@@ -1,0 +1,128 @@
+// Batch normalisation in training mode over x (N, C, S) C-contiguous from offset xo (S: the
+// product of the spatial dims), one work group per channel c for the statistics (M = N S values):
+//   bn_stats:  mean, biased var and invstd = 1 / sqrt(var + eps) in one pass (Welford per work
+//              item, merged pairwise in local memory: Chan et al.), and the running statistics
+//              r = (1 - momentum) r + momentum s (s = mean, and var M / (M - 1)) when asked
+//   bn_apply:  y = (x - mean) invstd w + b, elementwise
+//   bn_grad_sums: sum(g) and sum(g xhat) per channel, xhat recomputed from x
+//   bn_grad_input: gx = (g - sum_g / M - xhat sum_gx / M) invstd w, elementwise
+// Products are rounded one by one (no contraction), as the CPU's composition of the same ops.
+
+#define T $t
+#define WG $wg
+
+#pragma OPENCL FP_CONTRACT OFF
+
+inline long bn_index(long i, long c, long C, long S) {
+    long n = i / S;
+    return (n * C + c) * S + (i - n * S);
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void bn_stats(__global const T* x, const long xo, __global T* restrict mean,
+              __global T* restrict var, __global T* restrict invstd,
+              __global T* rmean, const long rmo, __global T* rvar, const long rvo,
+              const int update,
+              const long C, const long S, const long total, const T eps, const T keep,
+              const T momentum, const T unbias)
+{
+    __local T ln[WG], lmu[WG], lm2[WG];
+    const long c = get_group_id(0);
+    const int lid = get_local_id(0);
+    T n = 0, mu = 0, m2 = 0;
+    for (long i = lid; i < total; i += WG) {
+        T v = x[xo + bn_index(i, c, C, S)];
+        n += 1;
+        T d = v - mu;
+        mu += d / n;
+        m2 += d * (v - mu);
+    }
+    ln[lid] = n; lmu[lid] = mu; lm2[lid] = m2;
+    for (int step = WG / 2; step > 0; step >>= 1) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < step) {
+            T na = ln[lid], nb = ln[lid + step];
+            T nn = na + nb;
+            if (nb > 0) {
+                T delta = lmu[lid + step] - lmu[lid];
+                T f = nb / nn;
+                lmu[lid] = lmu[lid] + delta * f;
+                lm2[lid] = lm2[lid] + lm2[lid + step] + delta * delta * na * f;
+                ln[lid] = nn;
+            }
+        }
+    }
+    if (lid != 0) return;
+    T v = ln[0] > 0 ? lm2[0] / ln[0] : (T)NAN;
+    T m = ln[0] > 0 ? lmu[0] : (T)NAN;
+    mean[c] = m;
+    var[c] = v;
+    invstd[c] = (T)1 / sqrt(v + eps);
+    if (update) {
+        rmean[rmo + c] = rmean[rmo + c] * keep + m * momentum;
+        rvar[rvo + c] = rvar[rvo + c] * keep + (v * unbias) * momentum;
+    }
+}
+
+__kernel void bn_apply(__global T* restrict y, __global const T* x, const long xo,
+                       __global const T* mean, __global const T* invstd,
+                       __global const T* w, const long wo, const int has_w,
+                       __global const T* b, const long bo, const int has_b,
+                       const long C, const long S, const long n)
+{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    long c = (i / S) % C;
+    T v = (x[xo + i] - mean[c]) * invstd[c];
+    if (has_w) v = v * w[wo + c];
+    if (has_b) v = v + b[bo + c];
+    y[i] = v;
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void bn_grad_sums(__global T* restrict sum_g, __global T* restrict sum_gx,
+                  __global const T* g, const long go, __global const T* x, const long xo,
+                  __global const T* mean, __global const T* invstd, const long C, const long S,
+                  const long total)
+{
+    __local T lg[WG], lgx[WG];
+    const long c = get_group_id(0);
+    const int lid = get_local_id(0);
+    const T mu = mean[c], is = invstd[c];
+    T sg = 0, sgx = 0;
+    for (long i = lid; i < total; i += WG) {
+        long k = bn_index(i, c, C, S);
+        T gv = g[go + k];
+        sg += gv;
+        sgx += gv * ((x[xo + k] - mu) * is);
+    }
+    lg[lid] = sg; lgx[lid] = sgx;
+    for (int step = WG / 2; step > 0; step >>= 1) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < step) {
+            lg[lid] += lg[lid + step];
+            lgx[lid] += lgx[lid + step];
+        }
+    }
+    if (lid == 0) {
+        sum_g[c] = lg[0];
+        sum_gx[c] = lgx[0];
+    }
+}
+
+__kernel void bn_grad_input(__global T* restrict gx, __global const T* g, const long go,
+                            __global const T* x, const long xo, __global const T* mean,
+                            __global const T* invstd, __global const T* sum_g,
+                            __global const T* sum_gx, __global const T* w, const long wo,
+                            const int has_w, const T inv_m, const long C, const long S,
+                            const long n)
+{
+    long i = get_global_id(0);
+    if (i >= n) return;
+    long c = (i / S) % C;
+    T xhat = (x[xo + i] - mean[c]) * invstd[c];
+    T v = g[go + i] - sum_g[c] * inv_m;
+    v = v - xhat * (sum_gx[c] * inv_m);
+    T scale = has_w ? invstd[c] * w[wo + c] : invstd[c];
+    gx[i] = v * scale;
+}
