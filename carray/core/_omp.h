@@ -8,6 +8,13 @@
  * answers 1 for a while (doubling while it keeps happening, up to a second), then tries again.
  * The state is per extension module and only steers the thread count: it never affects results.
  *
+ * Callers on several threads: two Python threads that each run a carray op (the GIL is released
+ * in the loops) would each start a full team, 2N threads on N cores. carray__busy counts the
+ * threads that carray's parallel regions hold right now, process-wide (every region of every
+ * carray module goes through carray.core._strided's copy of this state); a region that starts
+ * while others run takes only the cores left over, and at least its own thread
+ * (carray_region_threads), so carray never runs more than N threads plus one per extra caller.
+ *
  * fork(): the OpenMP worker threads of a process do not exist in a child it forks, and libgomp's
  * pool still counts them, so the child's first parallel region would wait for them forever. An
  * at-fork handler (installed by carray_omp_init, which carray.core._strided calls at import) marks
@@ -31,6 +38,7 @@ static double carray__serial_until = 0.0;    /* run on one thread until then */
 static int carray__forked = 0;               /* set in a forked child: one thread for good */
 static double carray__backoff = 0.01;        /* next serial period (s) */
 static double carray__seen[CARRAY_MAX_SEEN]; /* when each thread began the current region */
+static int carray__busy = 0;                 /* threads in carray's parallel regions now */
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -70,9 +78,25 @@ static int carray_omp_init(void) { return 0; }
 /* 1 in a child of fork() (see above). */
 static int carray_forked(void) { return carray__forked; }
 
+/* Threads for a parallel region starting now: carray_max_threads(), less the threads that other
+   regions hold at this moment (at least 1: the caller's own). */
+static int carray_region_threads(void) {
+    int n = carray_max_threads();
+    int busy = __atomic_load_n(&carray__busy, __ATOMIC_RELAXED);
+    if (busy > 0 && n > 1) {
+        n -= busy;
+        if (n < 1) n = 1;
+    }
+    return n;
+}
+
+/* Threads that carray's parallel regions hold right now (all callers). */
+static int carray_busy_threads(void) { return __atomic_load_n(&carray__busy, __ATOMIC_RELAXED); }
+
 /* Call before a parallel region: returns its start time. */
 static double carray_region_enter(int nthreads) {
     int t;
+    __atomic_add_fetch(&carray__busy, nthreads, __ATOMIC_RELAXED);
     for (t = 0; t < nthreads && t < CARRAY_MAX_SEEN; t++) carray__seen[t] = 0.0;
     return carray__now();
 }
@@ -88,6 +112,7 @@ static void carray_thread_seen(int tid) {
 static void carray_region_exit(double start, int nthreads) {
     double end = carray__now(), late = 0.0, lag;
     int t, missing = 0;
+    __atomic_sub_fetch(&carray__busy, nthreads, __ATOMIC_RELAXED);
     for (t = 1; t < nthreads && t < CARRAY_MAX_SEEN; t++) {
         if (carray__seen[t] == 0.0) { missing = 1; continue; }
         lag = carray__seen[t] - start;

@@ -16,6 +16,8 @@ from carray.core._dtype cimport BOOL, FLOAT32, FLOAT64, INT32, INT64, bool_t
 
 cdef extern from "_omp.h" nogil:
     int carray_max_threads()
+    int carray_region_threads()
+    int carray_busy_threads()
     void carray_set_threads(int n)
     double carray_region_enter(int nthreads)
     void carray_thread_seen(int tid)
@@ -29,7 +31,8 @@ if carray_omp_init() != 0:      # the at-fork handler (see _omp.h): a forked chi
 
 
 cdef int max_threads() noexcept nogil:
-    return carray_max_threads()
+    """Threads for a parallel region starting now (the cores other callers' regions leave)."""
+    return carray_region_threads()
 
 
 # Contention back-off (see _omp.h): every parallel region of carray brackets itself with these,
@@ -50,6 +53,11 @@ def get_num_threads():
     """Number of threads carray's parallel loops use (1 in a child of fork(), whose OpenMP
     threads did not survive the fork)."""
     return carray_max_threads()
+
+
+def _busy_threads():
+    """Threads that carray's parallel regions hold right now, across all calling threads."""
+    return carray_busy_threads()
 
 
 def _forked():
@@ -248,7 +256,7 @@ cdef void run_loop(NdLoop* it, loop1d_t fn, void* aux, void* aux2,
     else:
         total = it.size
     if it.size >= parallel_min:
-        nchunks = carray_max_threads()
+        nchunks = carray_region_threads()
         if nchunks > total:
             nchunks = total
     if nchunks <= 1:

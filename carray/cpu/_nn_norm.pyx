@@ -17,7 +17,7 @@ from libc.stdlib cimport free, malloc
 
 from carray.core._array cimport Array, new_array
 from carray.core._dtype cimport FLOAT32, FLOAT64
-from carray.core._strided cimport max_threads
+from carray.core._strided cimport max_threads, region_enter, region_exit
 
 cdef extern from "math.h" nogil:
     float logf(float)
@@ -192,20 +192,24 @@ cdef void _softmax_grad_row(const real* y, const real* g, real* gx, Py_ssize_t n
 cdef void _softmax_all(const real* x, real* y, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner,
                        bint lg, bint masked, int nt) noexcept nogil:
     cdef Py_ssize_t r, o, i
+    cdef double start = region_enter(nt)
     for r in prange(outer * inner, schedule="static", num_threads=nt):
         o = r // inner
         i = r - o * inner
         _softmax_row(x + o * n * inner + i, y + o * n * inner + i, n, inner, lg, masked)
+    region_exit(start, nt)
 
 
 cdef void _softmax_grad_all(const real* y, const real* g, real* gx, Py_ssize_t outer,
                             Py_ssize_t n, Py_ssize_t inner, bint lg, int nt) noexcept nogil:
     cdef Py_ssize_t r, o, i, base
+    cdef double start = region_enter(nt)
     for r in prange(outer * inner, schedule="static", num_threads=nt):
         o = r // inner
         i = r - o * inner
         base = o * n * inner + i
         _softmax_grad_row(y + base, g + base, gx + base, n, inner, lg)
+    region_exit(start, nt)
 
 
 cdef Array _softmax(Array x, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, bint lg,
@@ -329,8 +333,10 @@ cdef void _norm_all(const real* x, real* y, const real* w, const real* b, Py_ssi
                     Py_ssize_t n, double eps, bint center, real* mean, real* rstd,
                     int nt) noexcept nogil:
     cdef Py_ssize_t i
+    cdef double start = region_enter(nt)
     for i in prange(rows, schedule="static", num_threads=nt):
         _norm_row(x + i * n, y + i * n, w, b, n, eps, center, mean + i, rstd + i)
+    region_exit(start, nt)
 
 
 cdef void _norm_grad_row(const real* g, const real* x, real mu, real r, const real* w,
@@ -381,6 +387,7 @@ cdef void _norm_grad_all(const real* g, const real* x, const real* mean, const r
                          const real* w, real* gx, double* acc_w, double* acc_b, Py_ssize_t rows,
                          Py_ssize_t n, bint center, int nt) noexcept nogil:
     cdef Py_ssize_t i, blk, nblk = (n + COL_BLOCK - 1) // COL_BLOCK
+    cdef double start = region_enter(nt)
     if gx != NULL:
         for i in prange(rows, schedule="static", num_threads=nt):
             _norm_grad_row(g + i * n, x + i * n, mean[i] if center else 0, rstd[i], w,
@@ -390,6 +397,7 @@ cdef void _norm_grad_all(const real* g, const real* x, const real* mean, const r
                           num_threads=nt if nblk > 1 else 1):
             _norm_grad_cols(g, x, mean if center else NULL, rstd, acc_w, acc_b, rows, n,
                             blk * COL_BLOCK, min(n, (blk + 1) * COL_BLOCK))
+    region_exit(start, nt)
 
 
 cdef tuple _norm(Array x, Py_ssize_t rows, Py_ssize_t n, object w, object b, double eps,

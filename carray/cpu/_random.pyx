@@ -18,7 +18,7 @@ from carray.core._array cimport (Array, as_array, broadcast_view, copy_into, new
                             parse_device, parse_dtype_num, parse_shape)
 from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT32, INT64, bool_t, default_float_num,
                             dtype_of)
-from carray.core._strided cimport MAXDIMS, max_threads
+from carray.core._strided cimport MAXDIMS, max_threads, region_enter, region_exit
 
 import operator
 
@@ -212,8 +212,10 @@ cdef void _run(kernel_t kernel, Draw* d, int per_block) noexcept nogil:
     if d.n < PARALLEL_MIN or nthreads <= 1:
         kernel(d, 0, nblocks)
         return
+    cdef double start = region_enter(nthreads)
     for c in prange(nchunks, schedule="static", num_threads=nthreads):
         kernel(d, c * CHUNK, nblocks if (c + 1) * CHUNK > nblocks else (c + 1) * CHUNK)
+    region_exit(start, nthreads)
 
 
 # ---------------------------------------------------------------------------------------------

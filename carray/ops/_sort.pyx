@@ -16,7 +16,7 @@ from carray.core._array cimport (Array, as_array, copy_into, gpu_backend, new_ar
 from carray.core._array import ascontiguousarray
 from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT32, INT64, bool_t, itemsize_of,
                             num_t)
-from carray.core._strided cimport max_threads
+from carray.core._strided cimport max_threads, region_enter, region_exit
 
 cdef enum:
     RUN = 16                 # lanes are insertion sorted in runs of this length, then merged
@@ -113,6 +113,7 @@ cdef void _sort_lanes(num_t* k, int64_t* ix, Py_ssize_t first, Py_ssize_t last, 
 cdef int _sort_host(num_t* k, int64_t* ix, Py_ssize_t lanes, Py_ssize_t n) except -1:
     """Sort each lane of the C-contiguous (lanes, n) array k, split across threads."""
     cdef int nt = 1, t
+    cdef double start
     if lanes > 1 and lanes * n >= PARALLEL_MIN:
         nt = max_threads()
         if nt > lanes:
@@ -128,9 +129,11 @@ cdef int _sort_host(num_t* k, int64_t* ix, Py_ssize_t lanes, Py_ssize_t n) excep
         with nogil:
             _sort_lanes(k, ix, 0, lanes, n, tk, ti)
     else:
+        start = region_enter(nt)
         for t in prange(nt, nogil=True, schedule="static", num_threads=nt):
             _sort_lanes(k, ix, lanes * t // nt, lanes * (t + 1) // nt, n, tk + t * n,
                         ti + t * n if ti != NULL else NULL)
+        region_exit(start, nt)
     PyMem_Free(tk)
     PyMem_Free(ti)
     return 0

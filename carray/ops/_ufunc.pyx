@@ -26,7 +26,8 @@ from carray.core._array cimport (Array, as_array, check_same_device, copy_into, 
 from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT32, INT64, NTYPES, bool_t, dtype_of,
                                  itemsize_of, num_t, promote_nums)
 from carray.core._strided cimport (MAXDIMS, MAXOPS, NdLoop, cast_loop_for, loop1d_t,
-                                   max_threads, prepare_loop, prepare_loop_by, run_loop)
+                                   max_threads, prepare_loop, prepare_loop_by, region_enter,
+                                   region_exit, run_loop)
 from carray.cpu._kernel_table cimport KernelTable
 from carray.ops._optable cimport *
 
@@ -661,6 +662,7 @@ cdef int _run_chunks(list chunks, int nd, loop1d_t fn, void* aux) except -1:
     """Run one serial reduction walk per chunk (the reduce loop fn, given aux), the chunks on
     parallel threads."""
     cdef int nt = len(chunks), t, d
+    cdef double start
     cdef NdLoop* its = <NdLoop*>PyMem_Malloc(nt * sizeof(NdLoop))
     cdef char* data[2]
     cdef Py_ssize_t strides[2][MAXDIMS]
@@ -678,8 +680,10 @@ cdef int _run_chunks(list chunks, int nd, loop1d_t fn, void* aux) except -1:
                 strides[1][d] = av.strides_[d] * av.itemsize
             prepare_loop_by(&its[t], 2, nd, av.shape_, data, strides, 1)
         with nogil:
+            start = region_enter(nt)
             for t in prange(nt, num_threads=nt, schedule="static"):
                 run_loop(&its[t], fn, aux, NULL, 1 << 62)
+            region_exit(start, nt)
     finally:
         PyMem_Free(its)
     return 0
