@@ -1,0 +1,568 @@
+"""The matrix factorisations behind carray.linalg, as C loops over float64 host arrays.
+
+carray/ops/_linalg.py validates, promotes (float32 is factorised in float64 and rounded back) and
+hands these entry points C-contiguous float64 arrays with the batch flattened into axis 0; each
+re-checks the shapes it indexes with, then runs the batch in parallel with the GIL released.
+Per matrix (row-major, n x n unless said):
+  lu / lu_solve      partial-pivoting LU (LAPACK's getrf: the largest |a_ik| is the pivot), and
+                     the solve P L U x = b
+  slogdet            sign and log|det| (and det itself, as a product) from the LU
+  cholesky           A = L L^T from the lower triangle (row-oriented: rows of L are dot products)
+  qr / qr_q          Householder QR (LAPACK's geqrf signs: R's diagonal is -sign(a_jj) |x|) and
+                     the explicit Q (reduced or complete) by backward accumulation
+  eigh               cyclic Jacobi: rotations zero a_pq in turn until no a_pq is above
+                     eps sqrt(|a_pp a_qq|); eigenvalues ascending, eigenvectors as columns
+  svd                one-sided (Hestenes) Jacobi on the rows of W: rotate row pairs until every
+                     pair is orthogonal to eps; then s = row norms, rows / s, the basis completed
+                     by a Householder QR where rows are missing (zero s, full_matrices)
+`info` is per matrix: 0, or k + 1 for the first zero pivot / non-positive Cholesky pivot, or -1
+for a Jacobi iteration that did not converge.
+"""
+
+from cython.parallel cimport prange
+from libc.math cimport INFINITY, copysign, fabs, hypot, isfinite, log, sqrt
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy, memset
+
+from carray.core._array cimport Array
+from carray.core._dtype cimport FLOAT64, INT64
+from carray.core._strided cimport max_threads
+
+ctypedef long long i64
+
+cdef double EPS = 2.220446049250313e-16
+cdef int MAX_SWEEPS = 80
+
+
+cdef int _check(Array a, int ndim, int dtype_num, str what) except -1:
+    if a.ndim != ndim or a.dtype_num != dtype_num or not a.c_contiguous() or a.data == NULL:
+        raise ValueError(f"carray.cpu._linalg: {what} must be a C-contiguous host array of "
+                         f"{ndim} dims and dtype number {dtype_num}")
+    return 0
+
+
+cdef int _threads(Py_ssize_t batch, Py_ssize_t work) noexcept nogil:
+    # a parallel region costs microseconds: small batches of small matrices stay on one thread
+    return 1 if batch < 2 or batch * work < 32768 else max(1, min(max_threads(), batch))
+
+
+# ---------------------------------------------------------------- LU
+
+cdef i64 _lu(double* a, i64* piv, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i, j, k, p
+    cdef double best, v, l, t
+    cdef i64 info = 0
+    for k in range(n):
+        p = k
+        best = fabs(a[k * n + k])
+        for i in range(k + 1, n):
+            v = fabs(a[i * n + k])
+            if v > best or v != v:
+                best = v
+                p = i
+                if v != v:
+                    break
+        piv[k] = p
+        if a[p * n + k] == 0.0:
+            if info == 0:
+                info = k + 1
+            continue
+        if p != k:
+            for j in range(n):
+                t = a[k * n + j]
+                a[k * n + j] = a[p * n + j]
+                a[p * n + j] = t
+        for i in range(k + 1, n):
+            l = a[i * n + k] / a[k * n + k]
+            a[i * n + k] = l
+            if l != 0.0:
+                for j in range(k + 1, n):
+                    a[i * n + j] -= l * a[k * n + j]
+    return info
+
+
+cdef void _lu_solve(const double* lu, const i64* piv, double* b, Py_ssize_t n,
+                    Py_ssize_t m) noexcept nogil:
+    cdef Py_ssize_t i, j, r, p
+    cdef double l, t
+    for i in range(n):
+        p = piv[i]
+        if p != i:
+            for j in range(m):
+                t = b[i * m + j]
+                b[i * m + j] = b[p * m + j]
+                b[p * m + j] = t
+    for i in range(n):
+        for r in range(i):
+            l = lu[i * n + r]
+            if l != 0.0:
+                for j in range(m):
+                    b[i * m + j] -= l * b[r * m + j]
+    for i in range(n - 1, -1, -1):
+        for r in range(i + 1, n):
+            l = lu[i * n + r]
+            if l != 0.0:
+                for j in range(m):
+                    b[i * m + j] -= l * b[r * m + j]
+        l = lu[i * n + i]
+        for j in range(m):
+            b[i * m + j] /= l
+
+
+def lu(Array a, Array piv, Array info):
+    """In place per matrix of a (B, n, n): P A = L U (unit L below, U on and above the
+    diagonal); piv (B, n) int64 the row swapped with row k at step k; info (B,) int64."""
+    _check(a, 3, FLOAT64, "a")
+    _check(piv, 2, INT64, "piv")
+    _check(info, 1, INT64, "info")
+    cdef Py_ssize_t B = a.shape_[0], n = a.shape_[1], b
+    if a.shape_[2] != n or piv.shape_[0] != B or piv.shape_[1] != n or info.shape_[0] != B:
+        raise ValueError("carray.cpu._linalg.lu: shapes do not match")
+    cdef double* pa = <double*>a.data
+    cdef i64* pp = <i64*>piv.data
+    cdef i64* pi = <i64*>info.data
+    cdef int nt = _threads(B, n * n * n)
+    for b in prange(B, nogil=True, schedule="static", num_threads=nt):
+        pi[b] = _lu(pa + b * n * n, pp + b * n, n)
+
+
+def lu_solve(Array lu, Array piv, Array rhs):
+    """In place per matrix of rhs (B, n, m): solves P L U x = rhs with lu and piv from lu()."""
+    _check(lu, 3, FLOAT64, "lu")
+    _check(piv, 2, INT64, "piv")
+    _check(rhs, 3, FLOAT64, "rhs")
+    cdef Py_ssize_t B = lu.shape_[0], n = lu.shape_[1], m = rhs.shape_[2], b
+    if lu.shape_[2] != n or rhs.shape_[0] != B or rhs.shape_[1] != n or piv.shape_[0] != B \
+            or piv.shape_[1] != n:
+        raise ValueError("carray.cpu._linalg.lu_solve: shapes do not match")
+    cdef double* pa = <double*>lu.data
+    cdef double* pb = <double*>rhs.data
+    cdef i64* pp = <i64*>piv.data
+    cdef int nt = _threads(B, n * n * (m + 1))
+    for b in prange(B, nogil=True, schedule="static", num_threads=nt):
+        _lu_solve(pa + b * n * n, pp + b * n, pb + b * n * m, n, m)
+
+
+def slogdet(Array a, Array sign, Array logabs, Array det):
+    """Per matrix of a (B, n, n), factorised in place: sign, log|det| and det (the product of
+    U's diagonal, so it over/underflows as NumPy's does); sign 0, log -inf, det 0 if singular."""
+    _check(a, 3, FLOAT64, "a")
+    for arr, name in ((sign, "sign"), (logabs, "logabs"), (det, "det")):
+        _check(arr, 1, FLOAT64, name)
+    cdef Py_ssize_t B = a.shape_[0], n = a.shape_[1], b, k
+    if a.shape_[2] != n or sign.shape_[0] != B or logabs.shape_[0] != B or det.shape_[0] != B:
+        raise ValueError("carray.cpu._linalg.slogdet: shapes do not match")
+    cdef double* pa = <double*>a.data
+    cdef double* ps = <double*>sign.data
+    cdef double* pl = <double*>logabs.data
+    cdef double* pd = <double*>det.data
+    cdef i64* piv = <i64*>malloc(max(B * n, 1) * sizeof(i64))
+    if piv == NULL:
+        raise MemoryError()
+    cdef double s, lg, d, u
+    cdef i64 info
+    cdef int nt = _threads(B, n * n * n)
+    try:
+        for b in prange(B, nogil=True, schedule="static", num_threads=nt):
+            info = _lu(pa + b * n * n, piv + b * n, n)
+            s = 1.0
+            lg = 0.0
+            d = 1.0
+            for k in range(n):
+                u = pa[b * n * n + k * n + k]
+                if piv[b * n + k] != k:
+                    s = -s
+                    d = -d
+                if u < 0:
+                    s = -s
+                lg = lg + log(fabs(u))
+                d = d * u
+            if info != 0:
+                s = 0.0
+                lg = -INFINITY
+                d = 0.0
+            ps[b] = s
+            pl[b] = lg
+            pd[b] = d
+    finally:
+        free(piv)
+
+
+# ---------------------------------------------------------------- Cholesky
+
+cdef i64 _cholesky(double* a, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i, j, k
+    cdef double s, d
+    for j in range(n):
+        s = a[j * n + j]
+        for k in range(j):
+            s -= a[j * n + k] * a[j * n + k]
+        if not (s > 0.0):
+            return j + 1
+        d = sqrt(s)
+        a[j * n + j] = d
+        for i in range(j + 1, n):
+            s = a[i * n + j]
+            for k in range(j):
+                s -= a[i * n + k] * a[j * n + k]
+            a[i * n + j] = s / d
+    for i in range(n):          # the strict upper triangle is zero in L
+        for j in range(i + 1, n):
+            a[i * n + j] = 0.0
+    return 0
+
+
+def cholesky(Array a, Array info):
+    """In place per matrix of a (B, n, n): the lower Cholesky factor L of the lower triangle;
+    info k + 1 where the k-th pivot is not positive (not positive definite)."""
+    _check(a, 3, FLOAT64, "a")
+    _check(info, 1, INT64, "info")
+    cdef Py_ssize_t B = a.shape_[0], n = a.shape_[1], b
+    if a.shape_[2] != n or info.shape_[0] != B:
+        raise ValueError("carray.cpu._linalg.cholesky: shapes do not match")
+    cdef double* pa = <double*>a.data
+    cdef i64* pi = <i64*>info.data
+    cdef int nt = _threads(B, n * n * n)
+    for b in prange(B, nogil=True, schedule="static", num_threads=nt):
+        pi[b] = _cholesky(pa + b * n * n, n)
+
+
+# ---------------------------------------------------------------- Householder QR
+
+cdef int _qr(double* a, double* tau, Py_ssize_t m, Py_ssize_t n, double* w) noexcept nogil:
+    # w: scratch of n doubles
+    cdef Py_ssize_t i, j, c, k = min(m, n)
+    cdef double alpha, xnorm, beta, t, scale, v
+    for j in range(k):
+        alpha = a[j * n + j]
+        xnorm = 0.0
+        for i in range(j + 1, m):
+            xnorm = hypot(xnorm, a[i * n + j])
+        if xnorm == 0.0:
+            tau[j] = 0.0
+            continue
+        beta = -copysign(hypot(alpha, xnorm), alpha)
+        t = (beta - alpha) / beta
+        tau[j] = t
+        scale = 1.0 / (alpha - beta)
+        for i in range(j + 1, m):
+            a[i * n + j] *= scale
+        a[j * n + j] = beta
+        # a[j:, j+1:] -= t v (v^T a[j:, j+1:]) with v = (1, a[j+1:, j])
+        for c in range(j + 1, n):
+            w[c] = a[j * n + c]
+        for i in range(j + 1, m):
+            v = a[i * n + j]
+            for c in range(j + 1, n):
+                w[c] += v * a[i * n + c]
+        for c in range(j + 1, n):
+            a[j * n + c] -= t * w[c]
+        for i in range(j + 1, m):
+            v = t * a[i * n + j]
+            for c in range(j + 1, n):
+                a[i * n + c] -= v * w[c]
+    return 0
+
+
+cdef void _qr_q(const double* a, const double* tau, double* q, Py_ssize_t m, Py_ssize_t n,
+                Py_ssize_t mc, double* w) noexcept nogil:
+    # q (m, mc) = H_0 ... H_{k-1} I[:, :mc], the reflectors below a's diagonal; w: mc doubles
+    cdef Py_ssize_t i, j, c, k = min(m, n)
+    cdef double t, v
+    memset(q, 0, m * mc * sizeof(double))
+    for i in range(min(m, mc)):
+        q[i * mc + i] = 1.0
+    for j in range(k - 1, -1, -1):
+        t = tau[j]
+        if t == 0.0:
+            continue
+        for c in range(mc):
+            w[c] = q[j * mc + c]
+        for i in range(j + 1, m):
+            v = a[i * n + j]
+            for c in range(mc):
+                w[c] += v * q[i * mc + c]
+        for c in range(mc):
+            q[j * mc + c] -= t * w[c]
+        for i in range(j + 1, m):
+            v = t * a[i * n + j]
+            for c in range(mc):
+                q[i * mc + c] -= v * w[c]
+
+
+def qr(Array a, Array q):
+    """Per matrix of a (B, m, n), in place: R in a's upper triangle (zeros below), and
+    q (B, m, mc) the first mc columns of Q (mc = min(m, n) reduced, m complete; mc 0: none)."""
+    _check(a, 3, FLOAT64, "a")
+    _check(q, 3, FLOAT64, "q")
+    cdef Py_ssize_t B = a.shape_[0], m = a.shape_[1], n = a.shape_[2], mc = q.shape_[2], b
+    cdef Py_ssize_t k = min(m, n), i, j
+    if q.shape_[0] != B or (q.shape_[1] != m and mc != 0):
+        raise ValueError("carray.cpu._linalg.qr: shapes do not match")
+    cdef double* pa = <double*>a.data
+    cdef double* pq = <double*>q.data
+    cdef Py_ssize_t scratch = k + n + mc + 1
+    cdef double* buf = <double*>malloc(B * scratch * sizeof(double) + 8)
+    if buf == NULL:
+        raise MemoryError()
+    cdef double* mine
+    cdef int nt = _threads(B, m * n * n)
+    try:
+        for b in prange(B, nogil=True, schedule="static", num_threads=nt):
+            mine = buf + b * scratch
+            _qr(pa + b * m * n, mine, m, n, mine + k)
+            if mc > 0:
+                _qr_q(pa + b * m * n, mine, pq + b * m * mc, m, n, mc, mine + k + n)
+            for i in range(1, m):
+                for j in range(min(i, n)):
+                    pa[b * m * n + i * n + j] = 0.0
+    finally:
+        free(buf)
+
+
+# ---------------------------------------------------------------- symmetric Jacobi
+
+cdef void _order(double* d, Py_ssize_t* idx, Py_ssize_t n, bint descending) noexcept nogil:
+    # idx := the permutation that sorts d (insertion sort: n is a matrix side)
+    cdef Py_ssize_t i, j, t
+    for i in range(n):
+        idx[i] = i
+    for i in range(1, n):
+        t = idx[i]
+        j = i
+        while j > 0 and ((d[idx[j - 1]] < d[t]) if descending else (d[idx[j - 1]] > d[t])):
+            idx[j] = idx[j - 1]
+            j -= 1
+        idx[j] = t
+
+
+cdef i64 _eigh(double* a, double* w, double* v, Py_ssize_t n, double* tmp,
+               Py_ssize_t* idx) noexcept nogil:
+    # a symmetric (its lower triangle read), destroyed; w (n) ascending, v (n, n) columns
+    cdef Py_ssize_t i, j, p, q, sweep
+    cdef double norm2 = 0.0, apq, theta, t, c, s, x, y
+    cdef i64 info = -1
+    cdef bint rotated
+    for i in range(n):
+        for j in range(i):
+            a[j * n + i] = a[i * n + j]
+    for i in range(n * n):
+        norm2 += a[i] * a[i]
+        v[i] = 0.0
+    for i in range(n):
+        v[i * n + i] = 1.0
+    if not isfinite(norm2):
+        for i in range(n):
+            w[i] = norm2 - norm2            # NaN
+        return -1
+    for sweep in range(MAX_SWEEPS):
+        rotated = False
+        for p in range(n):
+            for q in range(p + 1, n):
+                apq = a[p * n + q]
+                if apq == 0.0:
+                    continue
+                if fabs(apq) <= EPS * sqrt(fabs(a[p * n + p])) * sqrt(fabs(a[q * n + q])):
+                    a[p * n + q] = 0.0      # negligible: eigenvalues change by < eps |a_pp|
+                    a[q * n + p] = 0.0
+                    continue
+                rotated = True
+                theta = (a[q * n + q] - a[p * n + p]) / (2.0 * apq)
+                t = copysign(1.0, theta) / (fabs(theta) + hypot(theta, 1.0))
+                c = 1.0 / hypot(t, 1.0)
+                s = t * c
+                for i in range(n):          # columns p, q
+                    x = a[i * n + p]
+                    y = a[i * n + q]
+                    a[i * n + p] = c * x - s * y
+                    a[i * n + q] = s * x + c * y
+                for i in range(n):          # rows p, q
+                    x = a[p * n + i]
+                    y = a[q * n + i]
+                    a[p * n + i] = c * x - s * y
+                    a[q * n + i] = s * x + c * y
+                a[p * n + q] = 0.0
+                a[q * n + p] = 0.0
+                for i in range(n):
+                    x = v[i * n + p]
+                    y = v[i * n + q]
+                    v[i * n + p] = c * x - s * y
+                    v[i * n + q] = s * x + c * y
+        if not rotated:
+            info = 0
+            break
+    for i in range(n):
+        tmp[i] = a[i * n + i]
+    _order(tmp, idx, n, False)
+    for i in range(n):
+        w[i] = tmp[idx[i]]
+    for i in range(n):                      # permute v's columns, row by row
+        for j in range(n):
+            tmp[j] = v[i * n + idx[j]]
+        memcpy(v + i * n, tmp, n * sizeof(double))
+    return info
+
+
+def eigh(Array a, Array w, Array v, Array info):
+    """Per matrix of a (B, n, n) (destroyed; its lower triangle read): eigenvalues w (B, n)
+    ascending and eigenvectors v (B, n, n) as columns; info -1 where Jacobi did not converge."""
+    _check(a, 3, FLOAT64, "a")
+    _check(w, 2, FLOAT64, "w")
+    _check(v, 3, FLOAT64, "v")
+    _check(info, 1, INT64, "info")
+    cdef Py_ssize_t B = a.shape_[0], n = a.shape_[1], b
+    if a.shape_[2] != n or w.shape_[0] != B or w.shape_[1] != n or v.shape_[0] != B \
+            or v.shape_[1] != n or v.shape_[2] != n or info.shape_[0] != B:
+        raise ValueError("carray.cpu._linalg.eigh: shapes do not match")
+    cdef double* pa = <double*>a.data
+    cdef double* pw = <double*>w.data
+    cdef double* pv = <double*>v.data
+    cdef i64* pi = <i64*>info.data
+    cdef double* tmp = <double*>malloc(B * n * sizeof(double) + 8)
+    cdef Py_ssize_t* idx = <Py_ssize_t*>malloc(B * n * sizeof(Py_ssize_t) + 8)
+    if tmp == NULL or idx == NULL:
+        free(tmp)
+        free(idx)
+        raise MemoryError()
+    cdef int nt = _threads(B, 10 * n * n * n)
+    try:
+        for b in prange(B, nogil=True, schedule="dynamic", num_threads=nt):
+            pi[b] = _eigh(pa + b * n * n, pw + b * n, pv + b * n * n, n, tmp + b * n,
+                          idx + b * n)
+    finally:
+        free(tmp)
+        free(idx)
+
+
+# ---------------------------------------------------------------- one-sided Jacobi SVD
+
+cdef double _dot(const double* x, const double* y, Py_ssize_t n) noexcept nogil:
+    cdef double s = 0.0
+    cdef Py_ssize_t i
+    for i in range(n):
+        s += x[i] * y[i]
+    return s
+
+
+cdef i64 _svd(double* wr, Py_ssize_t k, Py_ssize_t L, double* s, double* gt, double* qo,
+              Py_ssize_t rows, double* scratch, Py_ssize_t* idx) noexcept nogil:
+    # wr (k, L), k <= L, destroyed: rotated until its rows are orthogonal, wr = gt^T diag(s) qo
+    # with gt (k, k) orthogonal and qo (rows, L) orthonormal rows (rows k or L), s descending.
+    # scratch: at least L * (L + 2) + k doubles
+    cdef Py_ssize_t i, j, p, q, sweep, r
+    cdef double alpha, beta, gamma, zeta, t, c, sn, x, y, total = 0.0
+    cdef i64 info = -1
+    cdef bint rotated
+    cdef double tol = EPS * sqrt(<double>L)      # as LAPACK's dgesvj
+    for i in range(k * L):
+        total += wr[i] * wr[i]
+    memset(gt, 0, k * k * sizeof(double))
+    for i in range(k):
+        gt[i * k + i] = 1.0
+    if not isfinite(total):
+        return -1
+    for sweep in range(MAX_SWEEPS):
+        rotated = False
+        for p in range(k):
+            for q in range(p + 1, k):
+                alpha = _dot(wr + p * L, wr + p * L, L)
+                beta = _dot(wr + q * L, wr + q * L, L)
+                gamma = _dot(wr + p * L, wr + q * L, L)
+                if gamma == 0.0 or fabs(gamma) <= tol * sqrt(alpha) * sqrt(beta):
+                    continue
+                rotated = True
+                zeta = (beta - alpha) / (2.0 * gamma)
+                t = copysign(1.0, zeta) / (fabs(zeta) + hypot(zeta, 1.0))
+                c = 1.0 / hypot(t, 1.0)
+                sn = t * c
+                for i in range(L):
+                    x = wr[p * L + i]
+                    y = wr[q * L + i]
+                    wr[p * L + i] = c * x - sn * y
+                    wr[q * L + i] = sn * x + c * y
+                for i in range(k):
+                    x = gt[p * k + i]
+                    y = gt[q * k + i]
+                    gt[p * k + i] = c * x - sn * y
+                    gt[q * k + i] = sn * x + c * y
+        if not rotated:
+            info = 0
+            break
+    # sort by norm, descending; gt's rows and the unit rows follow
+    cdef double* norms = scratch
+    for i in range(k):
+        norms[i] = sqrt(_dot(wr + i * L, wr + i * L, L))
+    _order(norms, idx, k, True)
+    cdef double* tmp = scratch + k
+    for i in range(k):
+        s[i] = norms[idx[i]]
+    for j in range(k):                      # gt rows permuted, through tmp
+        memcpy(tmp + j * k, gt + idx[j] * k, k * sizeof(double))
+    memcpy(gt, tmp, k * k * sizeof(double))
+    r = 0
+    for j in range(k):
+        if s[j] > 0.0 and isfinite(1.0 / s[j]):
+            for i in range(L):
+                qo[j * L + i] = wr[idx[j] * L + i] / s[j]
+            r = j + 1
+        else:
+            break
+    if r < rows:
+        _complete(qo, r, rows, L, scratch + k)
+    return info
+
+
+cdef void _complete(double* qo, Py_ssize_t r, Py_ssize_t rows, Py_ssize_t L,
+                    double* scratch) noexcept nogil:
+    # rows r.. of qo (rows, L) := an orthonormal basis of the complement of rows 0..r-1: the
+    # columns r.. of the complete Q of the Householder QR of qo[:r]^T (L, r).
+    cdef double* m = scratch                 # (L, r)
+    cdef double* tau = m + L * r             # r
+    cdef double* work = tau + r + 1          # L
+    cdef double* q = work + L + 1            # (L, L)
+    cdef Py_ssize_t i, j
+    for i in range(L):
+        for j in range(r):
+            m[i * r + j] = qo[j * L + i]
+    _qr(m, tau, L, r, work)
+    _qr_q(m, tau, q, L, r, L, work)
+    for j in range(r, rows):
+        for i in range(L):
+            qo[j * L + i] = q[i * L + j]
+
+
+def svd(Array w, Array s, Array gt, Array qo, Array info):
+    """Per matrix of w (B, k, L), k <= L, destroyed: w = gt^T diag(s) qo with s (B, k)
+    descending, gt (B, k, k) orthogonal and qo (B, rows, L) orthonormal rows, rows k or L
+    (completed by Householder QR where s is zero); info -1 where Jacobi did not converge or
+    the input is not finite."""
+    _check(w, 3, FLOAT64, "w")
+    _check(s, 2, FLOAT64, "s")
+    _check(gt, 3, FLOAT64, "gt")
+    _check(qo, 3, FLOAT64, "qo")
+    _check(info, 1, INT64, "info")
+    cdef Py_ssize_t B = w.shape_[0], k = w.shape_[1], L = w.shape_[2], rows = qo.shape_[1], b
+    if k > L or s.shape_[0] != B or s.shape_[1] != k or gt.shape_[0] != B or gt.shape_[1] != k \
+            or gt.shape_[2] != k or qo.shape_[0] != B or qo.shape_[2] != L \
+            or rows not in (k, L) or info.shape_[0] != B:
+        raise ValueError("carray.cpu._linalg.svd: shapes do not match")
+    cdef double* pw = <double*>w.data
+    cdef double* ps = <double*>s.data
+    cdef double* pg = <double*>gt.data
+    cdef double* pq = <double*>qo.data
+    cdef i64* pi = <i64*>info.data
+    cdef Py_ssize_t scratch = 2 * k + k * k + L * (L + k + 3) + 8
+    cdef double* buf = <double*>malloc(B * scratch * sizeof(double) + 8)
+    cdef Py_ssize_t* idx = <Py_ssize_t*>malloc(B * k * sizeof(Py_ssize_t) + 8)
+    if buf == NULL or idx == NULL:
+        free(buf)
+        free(idx)
+        raise MemoryError()
+    cdef int nt = _threads(B, 10 * k * k * L)
+    try:
+        for b in prange(B, nogil=True, schedule="dynamic", num_threads=nt):
+            pi[b] = _svd(pw + b * k * L, k, L, ps + b * k, pg + b * k * k, pq + b * rows * L,
+                         rows, buf + b * scratch, idx + b * k)
+    finally:
+        free(buf)
+        free(idx)
