@@ -24,14 +24,20 @@ from libc.math cimport INFINITY, copysign, fabs, hypot, isfinite, log, sqrt
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
-from carray.core._array cimport Array
+from carray.core._array cimport Array, new_array
 from carray.core._dtype cimport FLOAT64, INT64
+from carray.cpu._gemm cimport gemm
 from carray.core._strided cimport max_threads
 
 ctypedef long long i64
 
 cdef double EPS = 2.220446049250313e-16
 cdef int MAX_SWEEPS = 80
+# LU and Cholesky of matrices this large run blocked: a panel of NB columns in these loops, the
+# trailing update as one GEMM (carray's, threaded), the batch one matrix at a time
+cdef enum:
+    BLOCKED_MIN = 160
+    NB = 64
 
 
 cdef int _check(Array a, int ndim, int dtype_num, str what) except -1:
@@ -81,6 +87,57 @@ cdef i64 _lu(double* a, i64* piv, Py_ssize_t n) noexcept nogil:
     return info
 
 
+cdef i64 _lu_blocked(double* a, i64* piv, Py_ssize_t n) except -2 nogil:
+    # right-looking: factor the panel a[k0:, k0:k0+kb] (rows swapped whole), U12 = L11^-1 A12,
+    # then A22 -= L21 U12 by GEMM
+    cdef Py_ssize_t k0, kb, k, i, j, p, rest
+    cdef double best, v, l, t
+    cdef i64 info = 0
+    k0 = 0
+    while k0 < n:
+        kb = min(<Py_ssize_t>NB, n - k0)
+        for k in range(k0, k0 + kb):
+            p = k
+            best = fabs(a[k * n + k])
+            for i in range(k + 1, n):
+                v = fabs(a[i * n + k])
+                if v > best or v != v:
+                    best = v
+                    p = i
+                    if v != v:
+                        break
+            piv[k] = p
+            if a[p * n + k] == 0.0:
+                if info == 0:
+                    info = k + 1
+                continue
+            if p != k:
+                for j in range(n):
+                    t = a[k * n + j]
+                    a[k * n + j] = a[p * n + j]
+                    a[p * n + j] = t
+            for i in range(k + 1, n):
+                l = a[i * n + k] / a[k * n + k]
+                a[i * n + k] = l
+                if l != 0.0:
+                    for j in range(k + 1, k0 + kb):
+                        a[i * n + j] -= l * a[k * n + j]
+        rest = n - k0 - kb
+        if rest == 0:
+            break
+        for k in range(k0, k0 + kb):            # U12 := L11^-1 A12 (unit lower L11)
+            for i in range(k + 1, k0 + kb):
+                l = a[i * n + k]
+                if l != 0.0:
+                    for j in range(k0 + kb, n):
+                        a[i * n + j] -= l * a[k * n + j]
+        gemm(FLOAT64, False, False, rest, rest, kb, -1.0,
+             <const char*>(a + (k0 + kb) * n + k0), n, <const char*>(a + k0 * n + k0 + kb), n,
+             1.0, <char*>(a + (k0 + kb) * n + k0 + kb), n)
+        k0 += kb
+    return info
+
+
 cdef void _lu_solve(const double* lu, const i64* piv, double* b, Py_ssize_t n,
                     Py_ssize_t m) noexcept nogil:
     cdef Py_ssize_t i, j, r, p
@@ -122,6 +179,11 @@ def lu(Array a, Array piv, Array info):
     cdef i64* pp = <i64*>piv.data
     cdef i64* pi = <i64*>info.data
     cdef int nt = _threads(B, n * n * n)
+    if n >= BLOCKED_MIN:
+        with nogil:
+            for b in range(B):
+                pi[b] = _lu_blocked(pa + b * n * n, pp + b * n, n)
+        return
     for b in prange(B, nogil=True, schedule="static", num_threads=nt):
         pi[b] = _lu(pa + b * n * n, pp + b * n, n)
 
@@ -156,59 +218,98 @@ def slogdet(Array a, Array sign, Array logabs, Array det):
     cdef double* ps = <double*>sign.data
     cdef double* pl = <double*>logabs.data
     cdef double* pd = <double*>det.data
-    cdef i64* piv = <i64*>malloc(max(B * n, 1) * sizeof(i64))
-    if piv == NULL:
-        raise MemoryError()
+    cdef Py_ssize_t shape[2]
+    shape[0] = B
+    shape[1] = n
+    cdef Array piv = new_array(2, shape, INT64)
+    cdef Array info = new_array(1, shape, INT64)
+    lu(a, piv, info)
+    cdef i64* pp = <i64*>piv.data
+    cdef i64* pi = <i64*>info.data
     cdef double s, lg, d, u
-    cdef i64 info
-    cdef int nt = _threads(B, n * n * n)
-    try:
-        for b in prange(B, nogil=True, schedule="static", num_threads=nt):
-            info = _lu(pa + b * n * n, piv + b * n, n)
+    with nogil:
+        for b in range(B):
             s = 1.0
             lg = 0.0
             d = 1.0
             for k in range(n):
                 u = pa[b * n * n + k * n + k]
-                if piv[b * n + k] != k:
+                if pp[b * n + k] != k:
                     s = -s
                     d = -d
                 if u < 0:
                     s = -s
                 lg = lg + log(fabs(u))
                 d = d * u
-            if info != 0:
+            if pi[b] != 0:
                 s = 0.0
                 lg = -INFINITY
                 d = 0.0
             ps[b] = s
             pl[b] = lg
             pd[b] = d
-    finally:
-        free(piv)
 
 
 # ---------------------------------------------------------------- Cholesky
 
-cdef i64 _cholesky(double* a, Py_ssize_t n) noexcept nogil:
+cdef i64 _cholesky_ld(double* a, Py_ssize_t n, Py_ssize_t ld) noexcept nogil:
+    # the lower factor of the n x n block at a (row step ld), in place (its upper part left)
     cdef Py_ssize_t i, j, k
     cdef double s, d
     for j in range(n):
-        s = a[j * n + j]
+        s = a[j * ld + j]
         for k in range(j):
-            s -= a[j * n + k] * a[j * n + k]
+            s -= a[j * ld + k] * a[j * ld + k]
         if not (s > 0.0):
             return j + 1
         d = sqrt(s)
-        a[j * n + j] = d
+        a[j * ld + j] = d
         for i in range(j + 1, n):
-            s = a[i * n + j]
+            s = a[i * ld + j]
             for k in range(j):
-                s -= a[i * n + k] * a[j * n + k]
-            a[i * n + j] = s / d
-    for i in range(n):          # the strict upper triangle is zero in L
-        for j in range(i + 1, n):
-            a[i * n + j] = 0.0
+                s -= a[i * ld + k] * a[j * ld + k]
+            a[i * ld + j] = s / d
+    return 0
+
+
+cdef void _zero_upper(double* a, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(n - 1):
+        memset(a + i * n + i + 1, 0, (n - 1 - i) * sizeof(double))
+
+
+cdef i64 _cholesky(double* a, Py_ssize_t n) noexcept nogil:
+    cdef i64 info = _cholesky_ld(a, n, n)
+    if info == 0:
+        _zero_upper(a, n)
+    return info
+
+
+cdef i64 _cholesky_blocked(double* a, Py_ssize_t n) except -2 nogil:
+    # right-looking: L11 = chol(A11), L21 = A21 L11^-T (row by row), A22 -= L21 L21^T by GEMM
+    cdef Py_ssize_t k0, kb, i, j, r, rest
+    cdef double s
+    cdef i64 info
+    k0 = 0
+    while k0 < n:
+        kb = min(<Py_ssize_t>NB, n - k0)
+        info = _cholesky_ld(a + k0 * n + k0, kb, n)
+        if info != 0:
+            return k0 + info
+        rest = n - k0 - kb
+        if rest == 0:
+            break
+        for i in range(k0 + kb, n):
+            for j in range(kb):
+                s = a[i * n + k0 + j]
+                for r in range(j):
+                    s -= a[i * n + k0 + r] * a[(k0 + j) * n + k0 + r]
+                a[i * n + k0 + j] = s / a[(k0 + j) * n + k0 + j]
+        gemm(FLOAT64, False, True, rest, rest, kb, -1.0,
+             <const char*>(a + (k0 + kb) * n + k0), n, <const char*>(a + (k0 + kb) * n + k0), n,
+             1.0, <char*>(a + (k0 + kb) * n + k0 + kb), n)
+        k0 += kb
+    _zero_upper(a, n)
     return 0
 
 
@@ -223,6 +324,11 @@ def cholesky(Array a, Array info):
     cdef double* pa = <double*>a.data
     cdef i64* pi = <i64*>info.data
     cdef int nt = _threads(B, n * n * n)
+    if n >= BLOCKED_MIN:
+        with nogil:
+            for b in range(B):
+                pi[b] = _cholesky_blocked(pa + b * n * n, n)
+        return
     for b in prange(B, nogil=True, schedule="static", num_threads=nt):
         pi[b] = _cholesky(pa + b * n * n, n)
 
@@ -450,7 +556,7 @@ cdef i64 _svd(double* wr, Py_ssize_t k, Py_ssize_t L, double* s, double* gt, dou
     # with gt (k, k) orthogonal and qo (rows, L) orthonormal rows (rows k or L), s descending.
     # scratch: at least L * (L + 2) + k doubles
     cdef Py_ssize_t i, j, p, q, sweep, r
-    cdef double alpha, beta, gamma, zeta, t, c, sn, x, y, total = 0.0
+    cdef double alpha, beta, gamma, zeta, t, c, sn, x, y, big, total = 0.0
     cdef i64 info = -1
     cdef bint rotated
     cdef double tol = EPS * sqrt(<double>L)      # as LAPACK's dgesvj
@@ -461,12 +567,15 @@ cdef i64 _svd(double* wr, Py_ssize_t k, Py_ssize_t L, double* s, double* gt, dou
         gt[i * k + i] = 1.0
     if not isfinite(total):
         return -1
+    cdef double* nrm = scratch          # the squared row norms, updated per rotation
     for sweep in range(MAX_SWEEPS):
         rotated = False
+        for i in range(k):
+            nrm[i] = _dot(wr + i * L, wr + i * L, L)
         for p in range(k):
             for q in range(p + 1, k):
-                alpha = _dot(wr + p * L, wr + p * L, L)
-                beta = _dot(wr + q * L, wr + q * L, L)
+                alpha = nrm[p]
+                beta = nrm[q]
                 gamma = _dot(wr + p * L, wr + q * L, L)
                 if gamma == 0.0 or fabs(gamma) <= tol * sqrt(alpha) * sqrt(beta):
                     continue
@@ -475,16 +584,22 @@ cdef i64 _svd(double* wr, Py_ssize_t k, Py_ssize_t L, double* s, double* gt, dou
                 t = copysign(1.0, zeta) / (fabs(zeta) + hypot(zeta, 1.0))
                 c = 1.0 / hypot(t, 1.0)
                 sn = t * c
+                x = c * c * alpha - 2.0 * c * sn * gamma + sn * sn * beta
+                y = sn * sn * alpha + 2.0 * c * sn * gamma + c * c * beta
                 for i in range(L):
-                    x = wr[p * L + i]
-                    y = wr[q * L + i]
-                    wr[p * L + i] = c * x - sn * y
-                    wr[q * L + i] = sn * x + c * y
+                    alpha = wr[p * L + i]
+                    beta = wr[q * L + i]
+                    wr[p * L + i] = c * alpha - sn * beta
+                    wr[q * L + i] = sn * alpha + c * beta
                 for i in range(k):
-                    x = gt[p * k + i]
-                    y = gt[q * k + i]
-                    gt[p * k + i] = c * x - sn * y
-                    gt[q * k + i] = sn * x + c * y
+                    alpha = gt[p * k + i]
+                    beta = gt[q * k + i]
+                    gt[p * k + i] = c * alpha - sn * beta
+                    gt[q * k + i] = sn * alpha + c * beta
+                # the updated norms, unless cancellation makes them inexact: then recomputed
+                big = max(nrm[p], nrm[q]) * 1e-3
+                nrm[p] = x if x > big else _dot(wr + p * L, wr + p * L, L)
+                nrm[q] = y if y > big else _dot(wr + q * L, wr + q * L, L)
         if not rotated:
             info = 0
             break

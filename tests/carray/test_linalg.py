@@ -105,6 +105,24 @@ def test_ill_conditioned_and_singular(device):
     assert la.matrix_rank(on(s, device)).tolist() == 1
 
 
+def test_blocked_lu_and_cholesky(device):
+    """Matrices from 160 on take the blocked path (panel loops plus a GEMM update)."""
+    n = 170
+    a = rand((2, n, n))
+    A = on(a, device)
+    got = to_numpy(la.inv(A))
+    np.testing.assert_allclose(got, np.linalg.inv(a), rtol=1e-8, atol=1e-10)
+    close(la.slogdet(A)[1], np.linalg.slogdet(a)[1], "float64", 100)
+    s = spd((2,), n)
+    close(la.cholesky(on(s, device)), np.linalg.cholesky(s), "float64", 100)
+    with pytest.raises(la.LinAlgError, match="positive definite"):
+        la.cholesky(on(-s, device))
+    z = np.eye(n)
+    z[n - 1, n - 1] = 0.0
+    with pytest.raises(la.LinAlgError, match="Singular"):
+        la.inv(on(z, device))
+
+
 def test_errors(device):
     assert issubclass(la.LinAlgError, ValueError)
     for f in (la.det, la.slogdet, la.inv, la.cholesky, la.eigh, la.eigvalsh):
