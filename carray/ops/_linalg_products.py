@@ -40,7 +40,10 @@ def vecdot(x1, x2, /, *, axis=-1):
     if n1 is None or n2 is None or n1 != n2:
         raise ValueError(f"vecdot: x1 {x1.shape} and x2 {x2.shape} must have the same size "
                          f"along axis {axis}")
-    return carray.sum(x1 * x2, axis=ax)
+    dt = carray.result_type(x1.dtype, x2.dtype)
+    if dt == carray.bool_:          # as NumPy's gufunc: the or of the ands
+        return carray.any(carray.logical_and(x1, x2), axis=ax)
+    return carray.sum(x1 * x2, axis=ax, dtype=dt)     # in the operands' dtype, as NumPy's
 
 
 def tensordot(x1, x2, /, *, axes=2):

@@ -21,10 +21,12 @@ def tol(dtype):
 
 
 def close(got, expect, dtype, scale=1.0):
-    """got (carray) has expect's shape, dtype and values within the dtype's tolerance."""
+    """got (carray) has expect's shape and dtype (NumPy's result) and its values within the
+    tolerance of dtype (the inputs')."""
     g = to_numpy(got)
+    expect = np.asarray(expect)
     assert g.shape == expect.shape, f"shape {g.shape} != NumPy's {expect.shape}"
-    assert g.dtype == np.dtype(dtype), f"dtype {g.dtype} != {dtype}"
+    assert g.dtype == expect.dtype, f"dtype {g.dtype} != NumPy's {expect.dtype}"
     np.testing.assert_allclose(g, expect, rtol=tol(dtype), atol=tol(dtype) * scale)
 
 
@@ -284,7 +286,7 @@ def test_pinv_matrix_rank_matrix_power_lstsq(device):
 
 # ---------------------------------------------------------------- products and norms
 
-@pytest.mark.parametrize("dtype", ["int64", "float32", "float64"])
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
 def test_products(device, dtype):
     a = (rand((2, 3, 4)) * 5).astype(dtype)
     b = (rand((4, 5)) * 5).astype(dtype)
@@ -306,6 +308,9 @@ def test_products(device, dtype):
     for off in (0, 1, -2, 7):
         close(la.diagonal(A, offset=off), np.linalg.diagonal(a, offset=off), dtype)
         close(la.trace(A, offset=off), np.linalg.trace(a, offset=off), dtype, 10)
+    bools = RNG.random((2, 4)) < 0.5
+    close(la.vecdot(on(bools, device), on(bools[::-1], device)),
+          np.linalg.vecdot(bools, bools[::-1]), "bool")
     with pytest.raises(ValueError, match="same size"):
         la.vecdot(A, on(v[:3], device))
     with pytest.raises(ValueError, match="shape-mismatch"):
