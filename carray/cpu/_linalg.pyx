@@ -15,8 +15,8 @@ Per matrix (row-major, n x n unless said):
   svd                one-sided (Hestenes) Jacobi on the rows of W: rotate row pairs until every
                      pair is orthogonal to eps; then s = row norms, rows / s, the basis completed
                      by a Householder QR where rows are missing (zero s, full_matrices)
-`info` is per matrix: 0, or k + 1 for the first zero pivot / non-positive Cholesky pivot, or -1
-for a Jacobi iteration that did not converge.
+`info` is per matrix: 0, or k + 1 for the first zero (or NaN) pivot / non-positive Cholesky
+pivot, or -1 for a Jacobi iteration that did not converge.
 """
 
 from cython.parallel cimport prange
@@ -69,7 +69,7 @@ cdef i64 _lu(double* a, i64* piv, Py_ssize_t n) noexcept nogil:
                 if v != v:
                     break
         piv[k] = p
-        if a[p * n + k] == 0.0:
+        if a[p * n + k] == 0.0 or a[p * n + k] != a[p * n + k]:     # NaN: singular, as LAPACK
             if info == 0:
                 info = k + 1
             continue
@@ -107,7 +107,7 @@ cdef i64 _lu_blocked(double* a, i64* piv, Py_ssize_t n) except -2 nogil:
                     if v != v:
                         break
             piv[k] = p
-            if a[p * n + k] == 0.0:
+            if a[p * n + k] == 0.0 or a[p * n + k] != a[p * n + k]:
                 if info == 0:
                     info = k + 1
                 continue

@@ -137,8 +137,13 @@ def test_errors(device):
             f(on(rand((3,)), device))
     with pytest.raises(la.LinAlgError, match="positive definite"):
         la.cholesky(on(-np.eye(3), device))
+    nan = on(np.array([[np.nan, 1.0], [1.0, 1.0]]), device)
     with pytest.raises(la.LinAlgError, match="did not converge"):
-        la.svd(on(np.array([[np.nan, 1.0], [1.0, 1.0]]), device))
+        la.svd(nan)
+    with pytest.raises(la.LinAlgError, match="Singular"):       # as NumPy's (LAPACK's) inv
+        la.inv(nan)
+    with np.errstate(invalid="ignore"):
+        assert to_numpy(la.det(nan)) == np.linalg.det(to_numpy(nan))
     with pytest.raises(ValueError, match="rows"):
         la.solve(on(np.eye(3), device), on(np.ones(4), device))
     with pytest.raises(TypeError, match="integer"):
