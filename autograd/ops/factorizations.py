@@ -9,9 +9,11 @@ eigen- and singular values, F = 1 / E off the diagonal and 0 on it.
 import carray
 from autograd.factories import eye
 from autograd.ops._util import Builtin, meta, reduce_grad, wrap
+from autograd.ops.elementwise import Where
 from autograd.ops.shape import Cat
 
-__all__ = ["Cholesky", "Det", "Eigh", "Inv", "LinAlgError", "QR", "SVD", "Slogdet", "Solve"]
+__all__ = ["Cholesky", "Det", "Eigh", "Inv", "LinAlgError", "QR", "SVD", "Slogdet", "Solve",
+           "det", "inverse", "logdet", "slogdet"]
 
 la = carray.linalg
 
@@ -262,3 +264,26 @@ class Eigh(Builtin):
         if inner is None:
             return None, None
         return V.matmul(inner).matmul(V.mT), None
+
+
+# ---------------------------------------------------------------- torch.* and Tensor methods
+
+def det(input):  # noqa: A002  (PyTorch's name)
+    """torch.det: the determinant of each matrix of input (linalg.det)."""
+    return Det.apply(input)
+
+
+def inverse(input):  # noqa: A002
+    """torch.inverse: the inverse of each matrix of input (linalg.inv)."""
+    return Inv.apply(input)
+
+
+def slogdet(input):  # noqa: A002
+    """torch.slogdet: (sign, logabsdet) of each matrix of input (linalg.slogdet)."""
+    return Slogdet.apply(input)
+
+
+def logdet(input):  # noqa: A002
+    """torch.logdet: log det of each matrix of input: NaN where det < 0, -inf where it is 0."""
+    sign, logabs = Slogdet.apply(input)
+    return Where.apply(sign < 0, float("nan"), logabs)

@@ -87,6 +87,12 @@ CASES = [
     ("cross_dim0", lambda a, b: la.cross(a, b, dim=0),
      lambda t: lambda a, b: t.linalg.cross(a, b, dim=0), [rand(3, 2), rand(3, 2)]),
     ("vecdot", lambda a, b: la.vecdot(a, b), lambda t: t.linalg.vecdot, [rand(2, 4), rand(4)]),
+    ("torch_det", lambda a: autograd.det(a), lambda t: t.det, [well(2, 3, 3)]),
+    ("inverse_method", lambda a: a.inverse(), lambda t: lambda a: a.inverse(), [well(3, 3)]),
+    ("logdet", lambda x: autograd.logdet(spd(x)), lambda t: lambda x: t.logdet(spd(x)),
+     [rand(2, 3, 3)]),
+    ("slogdet_method", lambda a: a.slogdet()[1], lambda t: lambda a: a.slogdet()[1],
+     [rand(3, 3)]),
     ("lstsq", lambda a, b: la.lstsq(a, b).solution, lambda t: lambda a, b: t.linalg.lstsq(a, b)[0],
      [rand(5, 3), rand(5, 2)]),
 ]
