@@ -18,6 +18,12 @@ def _asarray(x):
     return x if isinstance(x, carray.Array) else carray.asarray(x)
 
 
+def _same_device(name, x1, x2):
+    if x1.device != x2.device:
+        raise carray.DeviceMismatchError(f"{name}: x1 is on {x1.device} and x2 on {x2.device}; "
+                                         f"move one with .to()")
+
+
 def matrix_transpose(x, /):
     """The view of x with its last two axes swapped. ValueError for fewer than 2 dims."""
     x = _asarray(x)
@@ -31,6 +37,7 @@ def vecdot(x1, x2, /, *, axis=-1):
     """sum(x1 * x2) over axis (of the broadcast shape), the operands broadcast over the other
     axes. ValueError when their sizes along axis differ or the axis is out of range."""
     x1, x2 = _asarray(x1), _asarray(x2)
+    _same_device("vecdot", x1, x2)
     nd = max(x1.ndim, x2.ndim)
     if not -nd <= axis < nd:
         raise carray.AxisError(f"vecdot: axis {axis} is out of bounds for arrays of "
@@ -51,6 +58,7 @@ def tensordot(x1, x2, /, *, axes=2):
     over the axes paired in axes = (axes of x1, axes of x2). ValueError when paired sizes
     differ or axes is malformed."""
     x1, x2 = _asarray(x1), _asarray(x2)
+    _same_device("tensordot", x1, x2)
     if isinstance(axes, int) or hasattr(axes, "__index__"):
         k = operator.index(axes)
         if k < 0:
@@ -95,6 +103,7 @@ def _axis(a, nd):
 def outer(x1, x2, /):
     """The outer product x1[i] * x2[j] of two 1-d arrays. ValueError for other dims."""
     x1, x2 = _asarray(x1), _asarray(x2)
+    _same_device("outer", x1, x2)
     if x1.ndim != 1 or x2.ndim != 1:
         raise ValueError(f"outer: Input arrays must be one-dimensional, but they are "
                          f"{x1.ndim}-d and {x2.ndim}-d")
@@ -105,6 +114,7 @@ def cross(x1, x2, /, *, axis=-1):
     """The cross product of 3-element vectors along axis, the other axes broadcast.
     ValueError unless both have size 3 there."""
     x1, x2 = _asarray(x1), _asarray(x2)
+    _same_device("cross", x1, x2)
     for x in (x1, x2):
         if x.ndim == 0 or not -x.ndim <= axis < x.ndim or x.shape[axis] != 3:
             raise ValueError(f"cross: both inputs must have size 3 along axis {axis} (got "

@@ -149,8 +149,8 @@ def test_against_torch(name, ours, theirs, arrays, device):
 
 
 @pytest.mark.parametrize("name, ours, theirs, arrays", CASES, ids=[c[0] for c in CASES])
-def test_gradcheck(name, ours, theirs, arrays):
-    xs = [leaf(a, "cpu") for a in arrays]
+def test_gradcheck(name, ours, theirs, arrays, device):
+    xs = [leaf(a, device) for a in arrays]
     assert autograd.gradcheck(ours, tuple(xs))
 
 

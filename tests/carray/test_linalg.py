@@ -158,6 +158,18 @@ def test_errors(device):
         la.matrix_transpose(on(np.ones(2), device))
 
 
+def test_mixed_devices_raise():
+    from conftest import have_gpu
+    if not have_gpu():
+        pytest.skip("no OpenCL device")
+    a, g = ca.ones(3, dtype=ca.float64), ca.ones(3, dtype=ca.float64).to("gpu")
+    m, mg = ca.eye(3, dtype=ca.float64), ca.eye(3, dtype=ca.float64).to("gpu")
+    for f in (lambda: la.cross(a, g), lambda: la.outer(a, g), lambda: la.vecdot(a, g),
+              lambda: la.tensordot(m, mg), lambda: la.solve(m, g), lambda: la.lstsq(m, g)):
+        with pytest.raises(ca.DeviceMismatchError):
+            f()
+
+
 def test_empty_matrices(device):
     for f in (np.linalg.det, np.linalg.inv, np.linalg.cholesky, np.linalg.eigvalsh):
         z = np.zeros((2, 0, 0))
