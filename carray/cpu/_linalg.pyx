@@ -33,8 +33,8 @@ ctypedef long long i64
 
 cdef double EPS = 2.220446049250313e-16
 cdef int MAX_SWEEPS = 80
-# LU and Cholesky of matrices this large run blocked: a panel of NB columns in these loops, the
-# trailing update as one GEMM (carray's, threaded), the batch one matrix at a time
+# LU, Cholesky and QR of matrices this large run blocked: a panel of NB columns in these loops,
+# the trailing update by GEMM (carray's, threaded), the batch one matrix at a time
 cdef enum:
     BLOCKED_MIN = 160
     NB = 64
@@ -335,15 +335,16 @@ def cholesky(Array a, Array info):
 
 # ---------------------------------------------------------------- Householder QR
 
-cdef int _qr(double* a, double* tau, Py_ssize_t m, Py_ssize_t n, double* w) noexcept nogil:
-    # w: scratch of n doubles
+cdef int _qr_ld(double* a, double* tau, Py_ssize_t m, Py_ssize_t n, Py_ssize_t ld,
+                double* w) noexcept nogil:
+    # the m x n block at a (row step ld); w: scratch of n doubles
     cdef Py_ssize_t i, j, c, k = min(m, n)
     cdef double alpha, xnorm, beta, t, scale, v
     for j in range(k):
-        alpha = a[j * n + j]
+        alpha = a[j * ld + j]
         xnorm = 0.0
         for i in range(j + 1, m):
-            xnorm = hypot(xnorm, a[i * n + j])
+            xnorm = hypot(xnorm, a[i * ld + j])
         if xnorm == 0.0:
             tau[j] = 0.0
             continue
@@ -352,21 +353,128 @@ cdef int _qr(double* a, double* tau, Py_ssize_t m, Py_ssize_t n, double* w) noex
         tau[j] = t
         scale = 1.0 / (alpha - beta)
         for i in range(j + 1, m):
-            a[i * n + j] *= scale
-        a[j * n + j] = beta
+            a[i * ld + j] *= scale
+        a[j * ld + j] = beta
         # a[j:, j+1:] -= t v (v^T a[j:, j+1:]) with v = (1, a[j+1:, j])
         for c in range(j + 1, n):
-            w[c] = a[j * n + c]
+            w[c] = a[j * ld + c]
         for i in range(j + 1, m):
-            v = a[i * n + j]
+            v = a[i * ld + j]
             for c in range(j + 1, n):
-                w[c] += v * a[i * n + c]
+                w[c] += v * a[i * ld + c]
         for c in range(j + 1, n):
-            a[j * n + c] -= t * w[c]
+            a[j * ld + c] -= t * w[c]
         for i in range(j + 1, m):
-            v = t * a[i * n + j]
+            v = t * a[i * ld + j]
             for c in range(j + 1, n):
-                a[i * n + c] -= v * w[c]
+                a[i * ld + c] -= v * w[c]
+    return 0
+
+
+cdef int _qr(double* a, double* tau, Py_ssize_t m, Py_ssize_t n, double* w) noexcept nogil:
+    return _qr_ld(a, tau, m, n, n, w)
+
+
+cdef void _block_reflector(const double* a, const double* tau, Py_ssize_t m, Py_ssize_t jb,
+                           Py_ssize_t ld, double* v, double* t) noexcept nogil:
+    # H_0 ... H_{jb-1} = I - V T V^T for the jb reflectors stored below the diagonal of the
+    # m x jb block at a: v (m, jb) := V explicitly (unit diagonal, zeros above), t (jb, jb) the
+    # upper triangular T (LAPACK's dlarft, forward, columnwise)
+    cdef Py_ssize_t i, j, r, c
+    cdef double z
+    for i in range(m):
+        for j in range(jb):
+            v[i * jb + j] = (a[i * ld + j] if i > j else (1.0 if i == j else 0.0))
+    memset(t, 0, jb * jb * sizeof(double))
+    for j in range(jb):
+        t[j * jb + j] = tau[j]
+        if tau[j] == 0.0:
+            continue
+        for r in range(j):                  # t[r, j] = -tau_j (V[:, r] . V[:, j])
+            z = 0.0
+            for i in range(j, m):
+                z += v[i * jb + r] * v[i * jb + j]
+            t[r * jb + j] = -tau[j] * z
+        for r in range(j):                  # t[:j, j] = T[:j, :j] t[:j, j] (upper: top down)
+            z = 0.0
+            for c in range(r, j):
+                z += t[r * jb + c] * t[c * jb + j]
+            t[r * jb + j] = z
+
+
+cdef void _tri_times(const double* t, double* w, Py_ssize_t jb, Py_ssize_t cols,
+                     bint transpose) noexcept nogil:
+    # w (jb, cols) := T^T w (transpose) or T w, T (jb, jb) upper triangular, in place
+    cdef Py_ssize_t i, r, c
+    cdef double x
+    if transpose:                           # row i of T^T w uses rows r <= i: bottom up
+        for i in range(jb - 1, -1, -1):
+            x = t[i * jb + i]
+            for c in range(cols):
+                w[i * cols + c] *= x
+            for r in range(i):
+                x = t[r * jb + i]
+                if x != 0.0:
+                    for c in range(cols):
+                        w[i * cols + c] += x * w[r * cols + c]
+    else:                                   # row i of T w uses rows r >= i: top down
+        for i in range(jb):
+            x = t[i * jb + i]
+            for c in range(cols):
+                w[i * cols + c] *= x
+            for r in range(i + 1, jb):
+                x = t[i * jb + r]
+                if x != 0.0:
+                    for c in range(cols):
+                        w[i * cols + c] += x * w[r * cols + c]
+
+
+cdef int _apply_block(const double* v, const double* t, double* c, Py_ssize_t m, Py_ssize_t jb,
+                      Py_ssize_t cols, Py_ssize_t ldc, double* w, bint transpose) except -1 nogil:
+    # c (m, cols; row step ldc) := (I - V T^T V^T) c (transpose) or (I - V T V^T) c, by GEMM
+    gemm(FLOAT64, True, False, jb, cols, m, 1.0, <const char*>v, jb, <const char*>c, ldc, 0.0,
+         <char*>w, cols)
+    _tri_times(t, w, jb, cols, transpose)
+    gemm(FLOAT64, False, False, m, cols, jb, -1.0, <const char*>v, jb, <const char*>w, cols, 1.0,
+         <char*>c, ldc)
+    return 0
+
+
+cdef int _qr_blocked(double* a, double* tau, double* q, Py_ssize_t m, Py_ssize_t n,
+                     Py_ssize_t mc) except -1 nogil:
+    # blocked Householder QR: each panel of NB columns by _qr_ld, the trailing columns updated
+    # with its block reflector (two GEMMs); q (m, mc) formed by the block reflectors backwards
+    cdef Py_ssize_t k = min(m, n), j0, jb, i
+    cdef Py_ssize_t wcols = max(n, mc) + 1
+    cdef double* v = <double*>malloc((m * NB + NB * NB + NB * wcols + n + 8) * sizeof(double))
+    if v == NULL:
+        with gil:
+            raise MemoryError()
+    cdef double* t = v + m * NB
+    cdef double* w = t + NB * NB
+    cdef double* w1 = w + NB * wcols
+    try:
+        j0 = 0
+        while j0 < k:
+            jb = min(<Py_ssize_t>NB, k - j0)
+            _qr_ld(a + j0 * n + j0, tau + j0, m - j0, jb, n, w1)
+            if j0 + jb < n:
+                _block_reflector(a + j0 * n + j0, tau + j0, m - j0, jb, n, v, t)
+                _apply_block(v, t, a + j0 * n + j0 + jb, m - j0, jb, n - j0 - jb, n, w, True)
+            j0 += jb
+        if mc > 0:
+            memset(q, 0, m * mc * sizeof(double))
+            for i in range(min(m, mc)):
+                q[i * mc + i] = 1.0
+            j0 = ((k - 1) // NB) * NB if k > 0 else 0
+            while k > 0 and j0 >= 0:
+                jb = min(<Py_ssize_t>NB, k - j0)
+                if mc > j0:
+                    _block_reflector(a + j0 * n + j0, tau + j0, m - j0, jb, n, v, t)
+                    _apply_block(v, t, q + j0 * mc + j0, m - j0, jb, mc - j0, mc, w, False)
+                j0 -= NB
+    finally:
+        free(v)
     return 0
 
 
@@ -414,11 +522,17 @@ def qr(Array a, Array q):
     cdef double* mine
     cdef int nt = _threads(B, m * n * n)
     try:
+        if k >= BLOCKED_MIN:
+            with nogil:
+                for b in range(B):
+                    _qr_blocked(pa + b * m * n, buf + b * scratch, pq + b * m * mc, m, n, mc)
+        else:
+            for b in prange(B, nogil=True, schedule="static", num_threads=nt):
+                mine = buf + b * scratch
+                _qr(pa + b * m * n, mine, m, n, mine + k)
+                if mc > 0:
+                    _qr_q(pa + b * m * n, mine, pq + b * m * mc, m, n, mc, mine + k + n)
         for b in prange(B, nogil=True, schedule="static", num_threads=nt):
-            mine = buf + b * scratch
-            _qr(pa + b * m * n, mine, m, n, mine + k)
-            if mc > 0:
-                _qr_q(pa + b * m * n, mine, pq + b * m * mc, m, n, mc, mine + k + n)
             for i in range(1, m):
                 for j in range(min(i, n)):
                     pa[b * m * n + i * n + j] = 0.0

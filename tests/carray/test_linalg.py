@@ -107,8 +107,8 @@ def test_ill_conditioned_and_singular(device):
     assert la.matrix_rank(on(s, device)).tolist() == 1
 
 
-def test_blocked_lu_and_cholesky(device):
-    """Matrices from 160 on take the blocked path (panel loops plus a GEMM update)."""
+def test_blocked_lu_cholesky_qr(device):
+    """Matrices from 160 on take the blocked path (panel loops plus GEMM updates)."""
     n = 170
     a = rand((2, n, n))
     A = on(a, device)
@@ -119,6 +119,13 @@ def test_blocked_lu_and_cholesky(device):
     close(la.cholesky(on(s, device)), np.linalg.cholesky(s), "float64", 100)
     with pytest.raises(la.LinAlgError, match="positive definite"):
         la.cholesky(on(-s, device))
+    for shape in ((2, n + 10, n), (n, n + 20)):      # blocked Householder QR
+        x = rand(shape)
+        for mode in ("reduced", "complete"):
+            q, r = la.qr(on(x, device), mode=mode)
+            eq, er = np.linalg.qr(x, mode=mode)
+            np.testing.assert_allclose(to_numpy(q), eq, atol=1e-12)
+            np.testing.assert_allclose(to_numpy(r), er, atol=1e-11)
     z = np.eye(n)
     z[n - 1, n - 1] = 0.0
     with pytest.raises(la.LinAlgError, match="Singular"):
