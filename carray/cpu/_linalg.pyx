@@ -10,8 +10,10 @@ Per matrix (row-major, n x n unless said):
   cholesky           A = L L^T from the lower triangle (row-oriented: rows of L are dot products)
   qr / qr_q          Householder QR (LAPACK's geqrf signs: R's diagonal is -sign(a_jj) |x|) and
                      the explicit Q (reduced or complete) by backward accumulation
-  eigh               cyclic Jacobi: rotations zero a_pq in turn until no a_pq is above
-                     eps sqrt(|a_pp a_qq|); eigenvalues ascending, eigenvectors as columns
+  eigh               cyclic Jacobi below 32 x 32: rotations zero a_pq in turn until no a_pq is
+                     above eps sqrt(|a_pp a_qq|); from 32 on Householder tridiagonalisation
+                     and implicit QL (EISPACK's tred2/tql2); eigenvalues ascending,
+                     eigenvectors as columns
   svd                one-sided (Hestenes) Jacobi on the rows of W: rotate row pairs until every
                      pair is orthogonal to eps; then s = row norms, rows / s, the basis completed
                      by a Householder QR where rows are missing (zero s, full_matrices)
@@ -38,6 +40,9 @@ cdef int MAX_SWEEPS = 80
 cdef enum:
     BLOCKED_MIN = 160
     NB = 64
+    # eigh: cyclic Jacobi below this size (the most accurate), above it Householder
+    # tridiagonalisation and implicit QL (several times faster)
+    JACOBI_MAX = 32
 
 
 cdef int _check(Array a, int ndim, int dtype_num, str what) except -1:
@@ -623,9 +628,160 @@ cdef i64 _eigh(double* a, double* w, double* v, Py_ssize_t n, double* tmp,
     return info
 
 
+cdef void _tridiagonalize(double* a, double* d, double* e, Py_ssize_t n) noexcept nogil:
+    # Householder reduction of the symmetric a (its lower triangle read) to tridiagonal form
+    # Q^T a Q = T (diagonal d, subdiagonal e[1:], e[0] = 0), a := Q (EISPACK's tred2)
+    cdef Py_ssize_t i, j, k, l
+    cdef double scale, h, f, g, hh
+    for i in range(n - 1, 0, -1):
+        l = i - 1
+        h = 0.0
+        scale = 0.0
+        if l > 0:
+            for k in range(l + 1):
+                scale += fabs(a[i * n + k])
+            if scale == 0.0:
+                e[i] = a[i * n + l]
+            else:
+                for k in range(l + 1):
+                    a[i * n + k] /= scale
+                    h += a[i * n + k] * a[i * n + k]
+                f = a[i * n + l]
+                g = -sqrt(h) if f >= 0.0 else sqrt(h)
+                e[i] = scale * g
+                h -= f * g
+                a[i * n + l] = f - g
+                f = 0.0
+                for j in range(l + 1):
+                    a[j * n + i] = a[i * n + j] / h        # u / H, kept for Q
+                    g = 0.0
+                    for k in range(j + 1):
+                        g += a[j * n + k] * a[i * n + k]
+                    for k in range(j + 1, l + 1):
+                        g += a[k * n + j] * a[i * n + k]
+                    e[j] = g / h
+                    f += e[j] * a[i * n + j]
+                hh = f / (h + h)
+                for j in range(l + 1):
+                    f = a[i * n + j]
+                    g = e[j] - hh * f
+                    e[j] = g
+                    for k in range(j + 1):
+                        a[j * n + k] -= f * e[k] + g * a[i * n + k]
+        else:
+            e[i] = a[i * n + l]
+        d[i] = h
+    d[0] = 0.0
+    e[0] = 0.0
+    for i in range(n):                      # accumulate Q
+        if d[i] != 0.0:
+            for j in range(i):
+                g = 0.0
+                for k in range(i):
+                    g += a[i * n + k] * a[k * n + j]
+                for k in range(i):
+                    a[k * n + j] -= g * a[k * n + i]
+        d[i] = a[i * n + i]
+        a[i * n + i] = 1.0
+        for j in range(i):
+            a[j * n + i] = 0.0
+            a[i * n + j] = 0.0
+
+
+cdef i64 _tridiagonal_ql(double* d, double* e, double* zt, Py_ssize_t n) noexcept nogil:
+    # implicit QL with Wilkinson shifts on the tridiagonal (d, e) (EISPACK's tql2); the rotations
+    # are applied to the rows of zt (the eigenvectors as rows). -1 if an eigenvalue needs more
+    # than 60 iterations.
+    cdef Py_ssize_t i, k, l, m
+    cdef int it
+    cdef double dd, g, r, s, c, p, f, bb
+    cdef bint underflow
+    for i in range(1, n):
+        e[i - 1] = e[i]
+    if n > 0:
+        e[n - 1] = 0.0
+    for l in range(n):
+        it = 0
+        while True:
+            m = l
+            while m < n - 1:
+                dd = fabs(d[m]) + fabs(d[m + 1])
+                if fabs(e[m]) <= EPS * dd:
+                    break
+                m += 1
+            if m == l:
+                break
+            if it == 60:
+                return -1
+            it += 1
+            g = (d[l + 1] - d[l]) / (2.0 * e[l])
+            r = hypot(g, 1.0)
+            g = d[m] - d[l] + e[l] / (g + copysign(r, g))
+            s = 1.0
+            c = 1.0
+            p = 0.0
+            underflow = False
+            i = m - 1
+            while i >= l:
+                f = s * e[i]
+                bb = c * e[i]
+                r = hypot(f, g)
+                e[i + 1] = r
+                if r == 0.0:
+                    d[i + 1] -= p
+                    e[m] = 0.0
+                    underflow = True
+                    break
+                s = f / r
+                c = g / r
+                g = d[i + 1] - p
+                r = (d[i] - g) * s + 2.0 * c * bb
+                p = s * r
+                d[i + 1] = g + p
+                g = c * r - bb
+                for k in range(n):
+                    f = zt[(i + 1) * n + k]
+                    zt[(i + 1) * n + k] = s * zt[i * n + k] + c * f
+                    zt[i * n + k] = c * zt[i * n + k] - s * f
+                i -= 1
+            if underflow:
+                continue
+            d[l] -= p
+            e[l] = g
+            e[m] = 0.0
+    return 0
+
+
+cdef i64 _eigh_tridiagonal(double* a, double* w, double* v, Py_ssize_t n, double* e,
+                           double* zt, Py_ssize_t* idx) noexcept nogil:
+    # a (lower triangle read) destroyed; w ascending, v eigenvectors as columns
+    cdef Py_ssize_t i, j
+    cdef double total = 0.0
+    for i in range(n):
+        for j in range(i + 1):
+            total += fabs(a[i * n + j])
+    if not isfinite(total):
+        return -1
+    _tridiagonalize(a, w, e, n)
+    for i in range(n):
+        for j in range(n):
+            zt[j * n + i] = a[i * n + j]
+    if _tridiagonal_ql(w, e, zt, n) != 0:
+        return -1
+    _order(w, idx, n, False)
+    for i in range(n):
+        e[i] = w[idx[i]]
+    memcpy(w, e, n * sizeof(double))
+    for i in range(n):
+        for j in range(n):
+            v[i * n + j] = zt[idx[j] * n + i]
+    return 0
+
+
 def eigh(Array a, Array w, Array v, Array info):
     """Per matrix of a (B, n, n) (destroyed; its lower triangle read): eigenvalues w (B, n)
-    ascending and eigenvectors v (B, n, n) as columns; info -1 where Jacobi did not converge."""
+    ascending and eigenvectors v (B, n, n) as columns; info -1 where the iteration did not
+    converge or the input is not finite."""
     _check(a, 3, FLOAT64, "a")
     _check(w, 2, FLOAT64, "w")
     _check(v, 3, FLOAT64, "v")
@@ -638,7 +794,9 @@ def eigh(Array a, Array w, Array v, Array info):
     cdef double* pw = <double*>w.data
     cdef double* pv = <double*>v.data
     cdef i64* pi = <i64*>info.data
-    cdef double* tmp = <double*>malloc(B * n * sizeof(double) + 8)
+    cdef bint ql = n >= JACOBI_MAX
+    cdef Py_ssize_t per = n + (n * n if ql else 0)
+    cdef double* tmp = <double*>malloc(B * per * sizeof(double) + 8)
     cdef Py_ssize_t* idx = <Py_ssize_t*>malloc(B * n * sizeof(Py_ssize_t) + 8)
     if tmp == NULL or idx == NULL:
         free(tmp)
@@ -647,8 +805,12 @@ def eigh(Array a, Array w, Array v, Array info):
     cdef int nt = _threads(B, 10 * n * n * n)
     try:
         for b in prange(B, nogil=True, schedule="dynamic", num_threads=nt):
-            pi[b] = _eigh(pa + b * n * n, pw + b * n, pv + b * n * n, n, tmp + b * n,
-                          idx + b * n)
+            if ql:
+                pi[b] = _eigh_tridiagonal(pa + b * n * n, pw + b * n, pv + b * n * n, n,
+                                          tmp + b * per, tmp + b * per + n, idx + b * n)
+            else:
+                pi[b] = _eigh(pa + b * n * n, pw + b * n, pv + b * n * n, n, tmp + b * per,
+                              idx + b * n)
     finally:
         free(tmp)
         free(idx)

@@ -97,6 +97,13 @@ def test_ill_conditioned_and_singular(device):
     close(la.det(on(a, device)), np.linalg.det(a), "float64")
     np.testing.assert_allclose(to_numpy(la.svdvals(on(a, device))), np.linalg.svdvals(a),
                                rtol=1e-9, atol=1e-15)
+    for n in (6, 40):
+        u, _ = np.linalg.qr(rand((n, n)))
+        h = (u * np.logspace(0, -6, n)) @ u.T          # symmetric positive, cond 1e6
+        np.testing.assert_allclose(to_numpy(la.eigvalsh(on(h, device))), np.linalg.eigvalsh(h),
+                                   rtol=1e-8, atol=1e-15)
+        got = to_numpy(la.cholesky(on(h, device)))
+        np.testing.assert_allclose(got @ got.T, h, atol=1e-15)
     s = np.array([[1.0, 2.0], [2.0, 4.0]])
     assert float(to_numpy(la.det(on(s, device)))) == 0.0
     sign, logabs = la.slogdet(on(s, device))
@@ -221,8 +228,8 @@ def _check_orthonormal_columns(u, dtype):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("batch", BATCHES)
 @pytest.mark.parametrize("uplo", ["L", "U"])
-def test_eigh(device, dtype, batch, uplo):
-    n = 5
+@pytest.mark.parametrize("n", [5, 40])      # cyclic Jacobi below 32, tridiagonal QL above
+def test_eigh(device, dtype, batch, uplo, n):
     a = rand(batch + (n, n), dtype)
     a = a + np.swapaxes(a, -1, -2)
     a[..., 0, 0] = a[..., 1, 1]            # a repeated-ish diagonal
@@ -240,14 +247,19 @@ def test_eigh(device, dtype, batch, uplo):
     np.testing.assert_allclose(a @ vn, vn * ew[..., None, :], atol=tol(dtype) * 50)
 
 
-def test_eigh_degenerate(device):
-    q, _ = np.linalg.qr(rand((6, 6)))
-    a = (q * np.array([1.0, 1.0, 1.0, 2.0, 2.0, -3.0])) @ q.T
+@pytest.mark.parametrize("n", [6, 36])
+def test_eigh_degenerate(device, n):
+    q, _ = np.linalg.qr(rand((n, n)))
+    a = (q * np.repeat([1.0, 2.0, -3.0], n // 3)) @ q.T
     w, v = la.eigh(on(a, device))
     close(w, np.linalg.eigvalsh(a), "float64")
     vn = to_numpy(v)
     _check_orthonormal_columns(vn, "float64")
     np.testing.assert_allclose((vn * to_numpy(w)[None, :]) @ vn.T, a, atol=1e-12)
+    bad = a.copy()
+    bad[n - 1, 0] = np.nan
+    with pytest.raises(la.LinAlgError, match="did not converge"):
+        la.eigh(on(bad, device))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
