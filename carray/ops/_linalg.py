@@ -274,16 +274,11 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     m, n = a.shape[-2:]
     wide = m < n
     k, L = (m, n) if wide else (n, m)
-    w = _host64(a if wide else a.mT)          # the rows to orthogonalise: (B, k, L)
-    B = w.shape[0]
     rows = L if (full_matrices and compute_uv) else k
-    s = carray.empty((B, k), dtype=carray.float64)
-    gt = carray.empty((B, k, k), dtype=carray.float64)
-    qo = carray.empty((B, rows, L), dtype=carray.float64)
-    info = _info((B,))
-    _k.svd(w, s, gt, qo, info)
-    if _failed(info):
-        raise LinAlgError("SVD did not converge")
+    if 0 < k and 2 * k <= L:
+        s, gt, qo = _svd_preconditioned(a.mT if wide else a, k, L, rows)
+    else:
+        s, gt, qo = _svd_rows(_host64(a if wide else a.mT), k, L, rows)
     batch = a.shape[:-2]
     S = _back(s, batch + (k,), dt, a.device)
     if not compute_uv:
@@ -295,6 +290,36 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
         U, Vh = carray.ascontiguousarray(qo.mT), gt
     return SVDResult(_back(U, batch + U.shape[1:], dt, a.device), S,
                      _back(Vh, batch + Vh.shape[1:], dt, a.device))
+
+
+def _svd_rows(w, k, L, rows):
+    """The C loop on w (B, k, L), the rows to orthogonalise: w = gt^T diag(s) qo with qo
+    (B, rows, L). LinAlgError when it does not converge."""
+    B = w.shape[0]
+    s = carray.empty((B, k), dtype=carray.float64)
+    gt = carray.empty((B, k, k), dtype=carray.float64)
+    qo = carray.empty((B, rows, L), dtype=carray.float64)
+    info = _info((B,))
+    _k.svd(w, s, gt, qo, info)
+    if _failed(info):
+        raise LinAlgError("SVD did not converge")
+    return s, gt, qo
+
+
+def _svd_preconditioned(wt, k, L, rows):
+    """_svd_rows for w = wt^T when L >= 2k: QR first, wt = Q R, so w = R^T Q^T, and Jacobi
+    runs on the k x k R^T (rows of length k instead of L, and fewer sweeps); qo = qo' Q^T, the
+    complement rows (full_matrices) are Q's extra columns."""
+    h = _host64(wt)                                   # (B, L, k)
+    B = h.shape[0]
+    q = carray.empty((B, L, L if rows == L else k), dtype=carray.float64)
+    _k.qr(h, q)
+    w = carray.ascontiguousarray(h[:, :k, :].mT)      # R^T
+    s, gt, qo = _svd_rows(w, k, k, k)
+    qo = carray.matmul(qo, q[:, :, :k].mT)
+    if rows == L:
+        qo = carray.concatenate([qo, q[:, :, k:].mT], axis=1)
+    return s, gt, carray.ascontiguousarray(qo)
 
 
 def svdvals(x, /):

@@ -290,8 +290,16 @@ def test_svd_rank_deficient(device):
     np.testing.assert_allclose((un[:, :5] * sn) @ vhn, a, atol=1e-12)
     assert int(la.matrix_rank(on(a, device)).tolist()) == 2
     close(la.pinv(on(a, device)), np.linalg.pinv(a), "float64", 10)
-    z = la.svd(on(np.zeros((3, 2)), device))
-    _check_orthonormal_columns(to_numpy(z.U), "float64")
+    for shape in ((3, 2), (8, 3), (3, 8)):     # (8, 3) and (3, 8): QR-preconditioned
+        z = la.svd(on(np.zeros(shape), device))
+        _check_orthonormal_columns(to_numpy(z.U), "float64")
+        _check_orthonormal_columns(to_numpy(z.Vh).T, "float64")
+    for a in (rand((12, 2)) @ rand((2, 4)), rand((4, 2)) @ rand((2, 12))):
+        u, s, vh = map(to_numpy, la.svd(on(a, device)))
+        np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), atol=1e-12)
+        _check_orthonormal_columns(u, "float64")
+        _check_orthonormal_columns(vh.T, "float64")
+        np.testing.assert_allclose((u[:, :4] * s) @ vh[:4], a, atol=1e-12)
 
 
 # ---------------------------------------------------------------- built on them
