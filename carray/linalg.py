@@ -30,11 +30,13 @@ from carray.ops._linalg import (
     svdvals,
 )
 from carray.ops._linalg_products import (
+    cond,
     cross,
     diagonal,
     matmul,
     matrix_norm,
     matrix_transpose,
+    multi_dot,
     norm,
     outer,
     tensordot,
@@ -44,7 +46,8 @@ from carray.ops._linalg_products import (
 )
 
 __all__ = ["EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult", "cholesky",
-           "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "matmul",
-           "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "norm", "outer",
+           "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "matmul",
+           "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "multi_dot", "norm",
+           "outer",
            "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "trace", "vecdot",
            "vector_norm"]

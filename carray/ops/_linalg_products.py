@@ -1,17 +1,17 @@
 """carray.linalg's products, views and norms, composed of carray's device ops (so they run where
 their input lives): matmul, matrix_transpose, vecdot, tensordot, outer, cross, diagonal, trace,
-vector_norm, matrix_norm and numpy.linalg.norm. matrix_norm's 2, -2 and "nuc" need singular
-values (carray.ops._linalg.svdvals, hybrid on gpu)."""
+vector_norm, matrix_norm and numpy.linalg's norm, multi_dot and cond. matrix_norm's 2, -2 and
+"nuc" and cond need singular values or inverses (carray.ops._linalg, hybrid on gpu)."""
 
 import math
 import operator
 
 import carray
-from carray.ops._linalg import svdvals
+from carray.ops._linalg import LinAlgError, inv, svdvals
 from carray.ops._matmul import matmul
 
-__all__ = ["cross", "diagonal", "matmul", "matrix_norm", "matrix_transpose", "norm", "outer",
-           "tensordot", "trace", "vecdot", "vector_norm"]
+__all__ = ["cond", "cross", "diagonal", "matmul", "matrix_norm", "matrix_transpose",
+           "multi_dot", "norm", "outer", "tensordot", "trace", "vecdot", "vector_norm"]
 
 
 def _asarray(x):
@@ -226,3 +226,79 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
     if len(axis) == 2:
         return _matrix_norm(x, "fro" if ord is None else ord, axis[0], axis[1], keepdims)
     raise ValueError("norm: Improper number of dimensions to norm.")
+
+
+def multi_dot(arrays, *, out=None):
+    """The product arrays[0] @ arrays[1] @ ... in the cheapest order (NumPy's dynamic
+    programme over the matrix chain); the first may be 1-d (a row), the last 1-d (a column),
+    the others 2-d. ValueError for fewer than two arrays or other dims."""
+    arrays = [_asarray(a) for a in arrays]
+    n = len(arrays)
+    if n < 2:
+        raise ValueError("multi_dot: Expecting at least two arrays.")
+    first, last = arrays[0].ndim == 1, arrays[-1].ndim == 1
+    if first:
+        arrays[0] = carray.expand_dims(arrays[0], 0)
+    if last:
+        arrays[-1] = carray.expand_dims(arrays[-1], 1)
+    for i, a in enumerate(arrays):
+        if a.ndim != 2:
+            raise ValueError(f"multi_dot: array {i} has {a.ndim} dimensions; expected 2 (the "
+                             f"first and last may be 1-d)")
+    dims = [arrays[0].shape[0]] + [a.shape[1] for a in arrays]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for span in range(1, n):
+        for i in range(n - span):
+            j = i + span
+            cost[i][j] = math.inf
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+
+    def product(i, j):
+        if i == j:
+            return arrays[i]
+        k = split[i][j]
+        return matmul(product(i, k), product(k + 1, j))
+
+    result = product(0, n - 1)
+    if first and last:
+        result = result.reshape(())
+    elif first:
+        result = result.reshape((result.shape[1],))
+    elif last:
+        result = result.reshape((result.shape[0],))
+    if out is not None:
+        out[...] = result
+        return out
+    return result
+
+
+def cond(x, p=None):
+    """The condition number of each matrix of x in the norm p: None / 2 / -2 the ratio of the
+    extreme singular values, "fro", "nuc", 1, -1, inf, -inf norm(x) * norm(inv(x)) (inf for a
+    singular matrix, as NumPy)."""
+    x = _float(_asarray(x))
+    if p is None or p in (2, -2):
+        s = svdvals(x)
+        big, small = s[..., 0], s[..., -1]
+        return big / small if p != -2 else small / big
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise LinAlgError(f"cond: Last 2 dimensions of the array must be square (got shape "
+                          f"{x.shape})")
+    def by_inverse(m):
+        return _matrix_norm(m, p, -2, -1, False) * _matrix_norm(inv(m), p, -2, -1, False)
+
+    try:
+        return by_inverse(x)
+    except LinAlgError:             # some matrix singular: inf there, one matrix at a time
+        flat = x.reshape((-1,) + x.shape[-2:])
+        out = []
+        for i in range(flat.shape[0]):
+            try:
+                out.append(by_inverse(flat[i]))
+            except LinAlgError:
+                out.append(carray.full((), math.inf, dtype=x.dtype, device=x.device))
+        return carray.stack(out).reshape(x.shape[:-2])

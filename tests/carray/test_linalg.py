@@ -385,12 +385,34 @@ def test_norms(device, dtype):
         la.matrix_norm(A, ord=3)
 
 
+def test_multi_dot_and_cond(device):
+    a, b, c, v = rand((3, 5)), rand((5, 2)), rand((2, 4)), rand((4,))
+    close(la.multi_dot([on(a, device), on(b, device), on(c, device), on(v, device)]),
+          np.linalg.multi_dot([a, b, c, v]), "float64", 10)
+    close(la.multi_dot([on(a[0], device), on(b, device), on(c[:, 0], device)]),
+          np.linalg.multi_dot([a[0], b, c[:, 0]]), "float64", 10)
+    with pytest.raises(ValueError, match="at least two"):
+        la.multi_dot([on(a, device)])
+    m = np.stack([well_conditioned(4), np.array([[1.0, 2, 0, 0], [2, 4, 0, 0], [0, 0, 1, 0],
+                                                 [0, 0, 0, 1]])])
+    for p in (None, 2, -2, "fro", "nuc", 1, -1, np.inf, -np.inf):
+        got, exp = to_numpy(la.cond(on(m[:1], device), p)), np.linalg.cond(m[:1], p)
+        np.testing.assert_allclose(got, exp, rtol=1e-9)
+        if p not in (None, 2, -2):              # the singular one: inf, as NumPy
+            assert to_numpy(la.cond(on(m, device), p))[1] == np.inf
+
+
+def well_conditioned(n):
+    return rand((n, n)) + n * np.eye(n)
+
+
 def test_namespace():
     assert ca.linalg is la
     for name in ("matmul", "matrix_transpose", "vecdot", "tensordot", "outer", "cross",
                  "diagonal", "trace", "vector_norm", "matrix_norm", "det", "slogdet", "inv",
                  "solve", "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh", "pinv",
-                 "matrix_rank", "matrix_power", "lstsq", "norm", "LinAlgError"):
+                 "matrix_rank", "matrix_power", "lstsq", "norm", "LinAlgError", "multi_dot",
+                 "cond"):
         assert callable(getattr(la, name)), name
     r = la.qr(ca.eye(3, dtype=ca.float64))
     assert r._fields == ("Q", "R")
