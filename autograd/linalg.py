@@ -1,7 +1,8 @@
 """torch.linalg: the norms and matmul (h12), composed from autograd's ops (the vector norm's
 gradient is 0 where it is 0), and the factorisations (inv, solve, det, slogdet, cholesky, qr,
 svd, svdvals, eigh, eigvalsh: Functions of autograd/ops/factorizations.py over carray.linalg)
-with what is built on them (pinv, matrix_power, lstsq, matrix_rank, cross, vecdot, diagonal)."""
+with what is built on them (pinv, matrix_power, lstsq, matrix_rank, cross, vecdot, diagonal,
+solve_triangular, multi_dot, cond)."""
 
 import math
 from typing import NamedTuple
@@ -13,9 +14,10 @@ from autograd.ops.factorizations import LinAlgError
 from autograd.ops.norms import LinalgVectorNorm as _VectorNorm
 from autograd.tensor import Tensor
 
-__all__ = ["LinAlgError", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
-           "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank", "norm", "pinv",
-           "qr", "slogdet", "solve", "svd", "svdvals", "vecdot", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
+           "inv", "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot",
+           "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals",
+           "vecdot", "vector_norm"]
 
 matmul = _tf.matmul
 
@@ -275,3 +277,37 @@ def vecdot(x, y, *, dim=-1, out=None):
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     """The diagonal of each matrix of A (a view, as torch.diagonal)."""
     return A.diagonal(offset, dim1, dim2)
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    """X with T X = B (left) or X T = B, T the upper or lower triangle of A (its diagonal
+    taken as ones with unitriangular); the gradient reaches only that triangle."""
+    n = A.shape[-1]
+    if unitriangular:
+        T = (A.triu(1) if upper else A.tril(-1)) + _f._eye_like(A, n)
+    else:
+        T = A.triu() if upper else A.tril()
+    if left:
+        return _out(_f.Solve.apply(T, B), out)
+    return _out(_f.Solve.apply(T.mT, B.mT).mT, out)
+
+
+def multi_dot(tensors, *, out=None):
+    """tensors[0] @ tensors[1] @ ...; the first may be 1-d (a row), the last 1-d (a column).
+    RuntimeError for fewer than two tensors."""
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    result = tensors[0]
+    for t in tensors[1:]:
+        result = result.matmul(t)
+    return _out(result, out)
+
+
+def cond(A, p=None, *, out=None):
+    """The condition number of each matrix of A: p None / 2 / -2 from the singular values,
+    else matrix_norm(A, p) * matrix_norm(inv(A), p)."""
+    if p is None or p in (2, -2):
+        s = svdvals(A)
+        big, small = s[..., 0], s[..., -1]
+        return _out(big / small if p != -2 else small / big, out)
+    return _out(matrix_norm(A, p) * matrix_norm(inv(A), p), out)

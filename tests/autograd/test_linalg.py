@@ -93,6 +93,17 @@ CASES = [
      [rand(2, 3, 3)]),
     ("slogdet_method", lambda a: a.slogdet()[1], lambda t: lambda a: a.slogdet()[1],
      [rand(3, 3)]),
+    ("solve_triangular", lambda a, b: la.solve_triangular(a, b, upper=False),
+     lambda t: lambda a, b: t.linalg.solve_triangular(a, b, upper=False),
+     [well(2, 3, 3), rand(3, 2)]),
+    ("solve_triangular_unit_right",
+     lambda a, b: la.solve_triangular(a, b, upper=True, left=False, unitriangular=True),
+     lambda t: lambda a, b: t.linalg.solve_triangular(a, b, upper=True, left=False,
+                                                      unitriangular=True),
+     [rand(3, 3), rand(2, 3)]),
+    ("multi_dot", lambda a, b, c: la.multi_dot([a, b, c]), lambda t: lambda a, b, c:
+     t.linalg.multi_dot([a, b, c]), [rand(3), rand(3, 4), rand(4, 2)]),
+    ("cond", lambda a: la.cond(a), lambda t: t.linalg.cond, [well(2, 3, 3)]),
     ("lstsq", lambda a, b: la.lstsq(a, b).solution, lambda t: lambda a, b: t.linalg.lstsq(a, b)[0],
      [rand(5, 3), rand(5, 2)]),
 ]
@@ -198,3 +209,14 @@ def test_results_and_dtypes(device):
     z = autograd.zeros(0, 3, 3, device=device)
     assert tuple(la.inv(z).shape) == (0, 3, 3)
     assert tuple(la.matrix_power(a, 0).shape) == (3, 3)
+
+
+def test_cond_other_norms(device):
+    """PyTorch's cond with p other than None/2/-2 has no backward (it modifies a saved tensor in
+    place): the values against PyTorch, the gradient by gradcheck."""
+    torch = pytest.importorskip("torch")
+    a = well(2, 3, 3)
+    for p in ("fro", "nuc", 1, -np.inf):
+        got = la.cond(autograd.tensor(a, device=device), p).cpu().numpy()
+        np.testing.assert_allclose(got, torch.linalg.cond(torch.tensor(a), p).numpy(), rtol=1e-9)
+    assert autograd.gradcheck(lambda x: la.cond(x, "fro"), (leaf(a, device),))
