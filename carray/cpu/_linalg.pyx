@@ -193,6 +193,52 @@ def lu(Array a, Array piv, Array info):
         pi[b] = _lu(pa + b * n * n, pp + b * n, n)
 
 
+cdef int _lu_solve_blocked(const double* lu, const i64* piv, double* b, Py_ssize_t n,
+                           Py_ssize_t m) except -1 nogil:
+    # _lu_solve by blocks of NB rows: the rows above (below) a block are subtracted by one GEMM,
+    # then the block is solved by substitution
+    cdef Py_ssize_t i, j, r, p, i0, ib
+    cdef double l, t
+    for i in range(n):
+        p = piv[i]
+        if p != i:
+            for j in range(m):
+                t = b[i * m + j]
+                b[i * m + j] = b[p * m + j]
+                b[p * m + j] = t
+    i0 = 0
+    while i0 < n:                           # L y = b, unit lower L
+        ib = min(<Py_ssize_t>NB, n - i0)
+        if i0 > 0:
+            gemm(FLOAT64, False, False, ib, m, i0, -1.0, <const char*>(lu + i0 * n), n,
+                 <const char*>b, m, 1.0, <char*>(b + i0 * m), m)
+        for i in range(i0, i0 + ib):
+            for r in range(i0, i):
+                l = lu[i * n + r]
+                if l != 0.0:
+                    for j in range(m):
+                        b[i * m + j] -= l * b[r * m + j]
+        i0 += ib
+    i0 = ((n - 1) // NB) * NB if n > 0 else 0
+    while n > 0 and i0 >= 0:                # U x = y, from the last block up
+        ib = min(<Py_ssize_t>NB, n - i0)
+        if i0 + ib < n:
+            gemm(FLOAT64, False, False, ib, m, n - i0 - ib, -1.0,
+                 <const char*>(lu + i0 * n + i0 + ib), n, <const char*>(b + (i0 + ib) * m), m,
+                 1.0, <char*>(b + i0 * m), m)
+        for i in range(i0 + ib - 1, i0 - 1, -1):
+            for r in range(i + 1, i0 + ib):
+                l = lu[i * n + r]
+                if l != 0.0:
+                    for j in range(m):
+                        b[i * m + j] -= l * b[r * m + j]
+            l = lu[i * n + i]
+            for j in range(m):
+                b[i * m + j] /= l
+        i0 -= NB
+    return 0
+
+
 def lu_solve(Array lu, Array piv, Array rhs):
     """In place per matrix of rhs (B, n, m): solves P L U x = rhs with lu and piv from lu()."""
     _check(lu, 3, FLOAT64, "lu")
@@ -206,6 +252,11 @@ def lu_solve(Array lu, Array piv, Array rhs):
     cdef double* pb = <double*>rhs.data
     cdef i64* pp = <i64*>piv.data
     cdef int nt = _threads(B, n * n * (m + 1))
+    if n >= BLOCKED_MIN and m >= 16:
+        with nogil:
+            for b in range(B):
+                _lu_solve_blocked(pa + b * n * n, pp + b * n, pb + b * n * m, n, m)
+        return
     for b in prange(B, nogil=True, schedule="static", num_threads=nt):
         _lu_solve(pa + b * n * n, pp + b * n, pb + b * n * m, n, m)
 

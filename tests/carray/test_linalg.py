@@ -121,6 +121,9 @@ def test_blocked_lu_cholesky_qr(device):
     A = on(a, device)
     got = to_numpy(la.inv(A))
     np.testing.assert_allclose(got, np.linalg.inv(a), rtol=1e-8, atol=1e-10)
+    b = rand((n, 20))
+    np.testing.assert_allclose(to_numpy(la.solve(A, on(b, device))), np.linalg.solve(a, b),
+                               rtol=1e-8, atol=1e-10)
     close(la.slogdet(A)[1], np.linalg.slogdet(a)[1], "float64", 100)
     s = spd((2,), n)
     close(la.cholesky(on(s, device)), np.linalg.cholesky(s), "float64", 100)
