@@ -3,7 +3,9 @@
 carray/ops/_linalg.py validates, promotes (float32 is factorised in float64 and rounded back) and
 hands these entry points C-contiguous float64 arrays with the batch flattened into axis 0; each
 re-checks the shapes it indexes with, then runs the batch in parallel with the GIL released.
-Per matrix (row-major, n x n unless said):
+From BLOCKED_MIN on, LU, its solve, Cholesky and QR run blocked (right-looking: a panel of NB
+columns by the loops below, the trailing update by carray's threaded GEMM, cimported from
+carray.cpu._gemm), one matrix at a time. Per matrix (row-major, n x n unless said):
   lu / lu_solve      partial-pivoting LU (LAPACK's getrf: the largest |a_ik| is the pivot), and
                      the solve P L U x = b
   slogdet            sign and log|det| (and det itself, as a product) from the LU
@@ -18,7 +20,7 @@ Per matrix (row-major, n x n unless said):
                      pair is orthogonal to eps; then s = row norms, rows / s, the basis completed
                      by a Householder QR where rows are missing (zero s, full_matrices)
 `info` is per matrix: 0, or k + 1 for the first zero (or NaN) pivot / non-positive Cholesky
-pivot, or -1 for a Jacobi iteration that did not converge.
+pivot, or -1 for an iteration that did not converge (or a non-finite input).
 """
 
 from cython.parallel cimport prange
