@@ -114,6 +114,25 @@ def _failed(info):
     return info.shape[0] > 0 and bool(carray.any(info != 0))
 
 
+def _where(info, detail=None):
+    """The detail that follows NumPy's message for the first failed matrix: '(matrix i of the
+    batch: ...)' or, for one matrix, '(...)'; detail(code) words a positive info code."""
+    codes = info.tolist()
+    i = next(j for j, c in enumerate(codes) if c != 0)
+    text = detail(codes[i]) if detail is not None and codes[i] > 0 else ""
+    if len(codes) == 1:
+        return f" ({text})" if text else ""
+    return f" (matrix {i} of the batch" + (f": {text})" if text else ")")
+
+
+def _zero_pivot(code):
+    return f"U[{code - 1}, {code - 1}] is exactly zero"
+
+
+def _minor(code):
+    return f"the leading minor of order {code} is not positive definite"
+
+
 # ---------------------------------------------------------------- LU: det, slogdet, inv, solve
 
 def slogdet(a):
@@ -146,7 +165,7 @@ def _lu(h, name):
     info = _info(h.shape[:1])
     _k.lu(h, piv, info)
     if _failed(info):
-        raise LinAlgError(f"{name}: Singular matrix")
+        raise LinAlgError(f"{name}: Singular matrix{_where(info, _zero_pivot)}")
     return piv
 
 
@@ -201,7 +220,7 @@ def cholesky(a, /, *, upper=False):
     info = _info(h.shape[:1])
     _k.cholesky(h, info)
     if _failed(info):
-        raise LinAlgError("cholesky: Matrix is not positive definite")
+        raise LinAlgError(f"cholesky: Matrix is not positive definite{_where(info, _minor)}")
     out = _back(h, a.shape, dt, a.device)
     return carray.ascontiguousarray(out.mT) if upper else out
 
@@ -258,7 +277,7 @@ def _eigh(a, uplo, name):
     info = _info((B,))
     _k.eigh(h, w, v, info)
     if _failed(info):
-        raise LinAlgError(f"{name}: Eigenvalues did not converge")
+        raise LinAlgError(f"{name}: Eigenvalues did not converge{_where(info)}")
     return _back(w, a.shape[:-1], dt, a.device), _back(v, a.shape, dt, a.device)
 
 
@@ -302,7 +321,7 @@ def _svd_rows(w, k, L, rows):
     info = _info((B,))
     _k.svd(w, s, gt, qo, info)
     if _failed(info):
-        raise LinAlgError("SVD did not converge")
+        raise LinAlgError(f"SVD did not converge{_where(info)}")
     return s, gt, qo
 
 

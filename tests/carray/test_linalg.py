@@ -154,6 +154,12 @@ def test_errors(device):
             f(on(rand((3,)), device))
     with pytest.raises(la.LinAlgError, match="positive definite"):
         la.cholesky(on(-np.eye(3), device))
+    # the message names the matrix of the batch and where it failed
+    with pytest.raises(la.LinAlgError, match=r"matrix 1 of the batch: the leading minor of "
+                                             r"order 3 is not positive definite"):
+        la.cholesky(on(np.stack([np.eye(3), np.diag([1.0, 1.0, -1.0])]), device))
+    with pytest.raises(la.LinAlgError, match=r"Singular matrix \(U\[1, 1\] is exactly zero\)"):
+        la.inv(on(np.array([[1.0, 2.0], [2.0, 4.0]]), device))
     nan = on(np.array([[np.nan, 1.0], [1.0, 1.0]]), device)
     with pytest.raises(la.LinAlgError, match="did not converge"):
         la.svd(nan)
