@@ -431,7 +431,8 @@ def matrix_power(a, n):
 
 def lstsq(a, b, rcond=None):
     """The least-squares solution x of a @ x = b for a (m, n) and b (m,) or (m, k), by SVD
-    (singular values at most rcond * max(S) ignored; rcond None: max(m, n) * eps).
+    (singular values at most rcond * max(S) ignored; rcond None: max(m, n) * eps, negative:
+    eps).
     Returns (x, residuals, rank, s): residuals the squared 2-norms of b - a @ x per column when
     rank == n < m, else empty. LinAlgError unless a is 2-d and b 1-d or 2-d; ValueError when
     their m differ."""
@@ -450,7 +451,10 @@ def lstsq(a, b, rcond=None):
                                          f"move one with .to()")
     dt = _float_type(a.dtype, b.dtype)
     eps = 2.220446049250313e-16 if dt == carray.float64 else 1.1920929e-07
-    rcond = max(m, n) * eps if rcond is None else rcond
+    if rcond is None:
+        rcond = max(m, n) * eps
+    elif rcond < 0:                 # LAPACK's gelsd: machine precision
+        rcond = eps
     device = a.device
     a64 = a.to("cpu").astype(carray.float64)
     b64 = b.to("cpu").astype(carray.float64)

@@ -335,6 +335,12 @@ def test_pinv_matrix_rank_matrix_power_lstsq(device):
                 close(g, e, "float64", 10)
     got = la.lstsq(on(x.T, device), on(rand((3,)), device))     # underdetermined: no residuals
     assert got[1].shape == (0,) and got[2] == 3
+    d = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 0.0]])            # rank-deficient
+    for rcond in (None, -1, 0.5):
+        got = la.lstsq(on(d, device), on(np.arange(3.0), device), rcond=rcond)
+        exp = np.linalg.lstsq(d, np.arange(3.0), rcond=rcond)
+        close(got[0], exp[0], "float64")
+        assert got[2] == exp[2] and got[1].shape == exp[1].shape
 
 
 # ---------------------------------------------------------------- products and norms
