@@ -295,3 +295,6 @@ from autograd.ops.extra_functions import (  # noqa: E402,F401
 # -- profiler (issue 14): autograd.profiler, as torch.autograd.profiler / torch.profiler -------
 # isort: split
 from autograd import profiler  # noqa: E402,F401
+
+# -- linear algebra (issue 13): torch.det, inverse, logdet, slogdet (also Tensor methods)
+from autograd.ops.factorizations import det, inverse, logdet, slogdet  # noqa: E402,F401

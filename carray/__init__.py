@@ -7,6 +7,7 @@ NumPy's array model and names; dtypes bool, int32, int64, float32 (the default f
 import types
 
 from carray import (
+    linalg,  # carray.linalg: the array API linear algebra extension and numpy.linalg's extras
     nn,  # carray.nn: conv2d, max_pool2d, avg_pool2d and gradients
     random,  # carray.random: Generator, default_rng
 )

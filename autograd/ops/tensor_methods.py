@@ -13,6 +13,7 @@ from autograd import factories
 from autograd._defaults import scalar_type_name
 from autograd.function import _check_inplace_allowed
 from autograd.grad_mode import no_grad
+from autograd.ops import factorizations
 from autograd.ops import torch_functions as tensor_functions
 from autograd.ops._util import data_of, wrap
 from autograd.ops.elementwise import (
@@ -512,3 +513,9 @@ for _fn in (tensor_functions.scatter, tensor_functions.scatter_add, tensor_funct
 
 for _name, _fn in METHODS.items():
     setattr(Tensor, _name, _fn)
+
+# linear algebra (issue 13): x.det(), x.inverse(), x.logdet(), x.slogdet()
+for _fn in (factorizations.det, factorizations.inverse, factorizations.logdet,
+            factorizations.slogdet):
+    setattr(Tensor, _fn.__name__, _fn)
+    METHODS[_fn.__name__] = _fn
