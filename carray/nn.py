@@ -4,9 +4,14 @@
     max_pool2d, max_pool2d_grad
     avg_pool2d, avg_pool2d_grad
     softmax_cross_entropy, softmax_cross_entropy_grad
-    sgd_step
     softmax, softmax_grad, log_softmax, log_softmax_grad        (any axis)
     layer_norm, layer_norm_grad, rms_norm, rms_norm_grad        (over trailing dims)
+    batch_norm, batch_norm_grad                                 (training mode, per channel)
+    gelu, gelu_grad, embedding
+    lstm_cell, lstm_cell_grad, gru_cell, gru_cell_grad          (one recurrent step)
+    lstm_layer, lstm_layer_grad                                 (a whole LSTM layer)
+    attention, attention_grad, fused_attention                  (scaled dot-product, causal)
+    sgd_step, sgd_momentum_step, adam_step                      (many parameters per launch)
 
 Inputs are carray Arrays of float32 or float64 with any strides (views are made contiguous
 first); all arrays of one call share one dtype. Inputs are (N, C, H, W), or (C, H, W) for one
