@@ -34,6 +34,7 @@ from carray._api_elementwise import (
     tan,
     trunc,
 )
+from carray._api_linear_algebra import matrix_transpose, tensordot, vecdot
 from carray._api_manipulation import (
     concat,
     cumulative_prod,

@@ -100,11 +100,11 @@ def std(a, /, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correc
     return uf.std(a, axis, dtype, out, _ddof(ddof, correction, "std"), keepdims)
 
 
-def clip(a, /, a_min=_NOTHING, a_max=_NOTHING, out=None, *, min=None, max=None):  # noqa: A002
-    """a limited to [min, max] elementwise (NumPy's clip: a_min/a_max or the standard's
-    min=/max=); a copy when both are None. TypeError when a bound is given twice."""
+def clip(a, /, min=None, max=None, out=None, *, a_min=_NOTHING, a_max=_NOTHING):  # noqa: A002
+    """a limited to [min, max] elementwise (the standard's names; NumPy's a_min=/a_max=
+    keywords too); a copy when both are None. TypeError when a bound is given twice."""
     if a_min is not _NOTHING and min is not None or a_max is not _NOTHING and max is not None:
-        raise TypeError("clip: pass the bounds either as a_min/a_max or as min/max, not both")
+        raise TypeError("clip: pass each bound once (min= or a_min=, max= or a_max=)")
     lo = min if a_min is _NOTHING else a_min
     hi = max if a_max is _NOTHING else a_max
     a = _arr(a)

@@ -196,8 +196,8 @@ class Info:
         return "cpu"
 
     def devices(self):
-        """'cpu', and 'gpu' when an OpenCL device exists."""
-        return ["cpu", "gpu"] if _gpu_available() else ["cpu"]
+        """('cpu',), and 'gpu' beside it when an OpenCL device exists (a tuple: 2025.12)."""
+        return ("cpu", "gpu") if _gpu_available() else ("cpu",)
 
     def default_dtypes(self, *, device=None):
         """The dtypes factories use without dtype=: float32 (carray's default float), int64."""
