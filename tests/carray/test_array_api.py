@@ -50,6 +50,10 @@ def test_info():
         n: t for n, t in everything.items() if t.kind in "bf"}
     with pytest.raises(ValueError, match="tpu"):
         info.dtypes(device="tpu")
+    if have_gpu():
+        on_gpu = info.dtypes(device="gpu")
+        assert "float32" in on_gpu and set(on_gpu) <= set(everything)
+        assert ("float64" in on_gpu) == ca.opencl.fp64
 
 
 @pytest.mark.parametrize("dt", DTYPES, ids=str)
