@@ -50,7 +50,7 @@ def reshape(a, /, shape=None, order="C", *, copy=None):
             raise ValueError(f"reshape: cannot reshape array of shape {a.shape} into "
                              f"{shape} without copying (copy=False)") from None
     out = core.reshape(a, shape, order)
-    if copy and (out.base is a or out.base is a.base and a.base is not None or out is a):
+    if copy and (out is a or out.base is not None):     # a view of a's memory
         out = out.copy()
     return out
 

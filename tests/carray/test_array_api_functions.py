@@ -288,3 +288,8 @@ def test_bad_input(device):
         ca.take(a, on([0], device), axis=5)
     with pytest.raises(ValueError, match="dimensions"):
         ca.take_along_axis(a, on(np.zeros(2, np.int64), device), axis=0)
+
+
+def test_eye_offsets_past_the_corner(device):
+    for n, m, k in [(0, None, -2**63), (3, 4, 2**63 - 1), (3, 4, 3), (4, 3, -4), (4, 3, -3)]:
+        check(ca.eye(n, m, k=k, dtype=ca.float64, device=device), np.eye(n, m, k=k), device)
