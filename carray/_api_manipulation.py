@@ -110,11 +110,7 @@ def clip(a, /, min=None, max=None, out=None, *, a_min=_NOTHING, a_max=_NOTHING):
     a = _arr(a)
     if lo is None and hi is None:
         return a.copy() if out is None else uf.clip(a, a, None, out)
-    res = uf.clip(a, lo, hi, out)
-    if out is None and res.dtype != a.dtype and not (isinstance(lo, Array) or
-                                                      isinstance(hi, Array)):
-        res = res.astype(a.dtype)   # Python-scalar bounds keep x's dtype (the standard)
-    return res
+    return uf.clip(a, lo, hi, out)
 
 
 # -- the standard's manipulation functions -------------------------------------------------------
