@@ -7,9 +7,73 @@ NumPy's array model and names; dtypes bool, int32, int64, float32 (the default f
 import types
 
 from carray import (
+    _api_manipulation,  # the array API's manipulation functions (and EXTENDED, see below)
     linalg,  # carray.linalg: the array API linear algebra extension and numpy.linalg's extras
     nn,  # carray.nn: conv2d, max_pool2d, avg_pool2d and gradients
     random,  # carray.random: Generator, default_rng
+)
+
+# the array API standard (2025.12): the inspection API, dtype functions, constants, and the
+# functions composed from carray's ops
+from carray._api_elementwise import (
+    bitwise_invert,
+    bitwise_left_shift,
+    bitwise_right_shift,
+    conj,
+    copysign,
+    imag,
+    isinf,
+    log2,
+    log10,
+    logical_xor,
+    nextafter,
+    positive,
+    pow,
+    real,
+    round,
+    signbit,
+    tan,
+    trunc,
+)
+from carray._api_linear_algebra import matrix_transpose, tensordot, vecdot
+from carray._api_manipulation import (
+    concat,
+    cumulative_prod,
+    cumulative_sum,
+    diff,
+    meshgrid,
+    repeat,
+    roll,
+    take,
+    take_along_axis,
+    tile,
+    tril,
+    triu,
+    unstack,
+)
+from carray._api_search import (
+    count_nonzero,
+    isin,
+    nonzero,
+    searchsorted,
+    unique_all,
+    unique_counts,
+    unique_inverse,
+    unique_values,
+)
+from carray._array_api import (
+    __array_api_version__,
+    __array_namespace_info__,
+    astype,
+    can_cast,
+    e,
+    finfo,
+    iinfo,
+    inf,
+    isdtype,
+    nan,
+    newaxis,
+    pi,
 )
 from carray.core._array import (
     Array,
@@ -94,6 +158,9 @@ from carray.ops._ufunc import *  # noqa: F403
 
 bool = bool_  # noqa: A001  (carray.bool, as numpy.bool)
 ndarray = Array
+# NumPy's names with the array API standard's keywords added (reshape(copy=), sort(descending=),
+# std/var(correction=), clip(min=, max=)) replace the plain versions imported above
+globals().update({name: getattr(_api_manipulation, name) for name in _api_manipulation.EXTENDED})
 
 __version__ = "0.1.0"
 

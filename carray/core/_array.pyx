@@ -1015,6 +1015,46 @@ cdef class Array:
     def __abs__(self):
         return _unary(UNARY, U_ABS, self, None)
 
+    # -- the array API standard's methods (carray/_array_api.py, carray/_api_elementwise.py) --
+
+    def __array_namespace__(self, *, api_version=None):
+        """The carray module (the array API namespace); ValueError for unsupported versions."""
+        from carray._array_api import namespace
+        return namespace(api_version)
+
+    def to_device(self, device, /, *, stream=None):
+        """This array on `device` ('cpu' or 'gpu'): self when it is there already, else a copy.
+        `stream` must be None (carray has one queue per device)."""
+        if stream is not None:
+            raise ValueError(f"to_device: stream must be None, got {stream!r}")
+        return self.to(device)
+
+    def __lshift__(self, other):
+        from carray._api_elementwise import bitwise_left_shift
+        return bitwise_left_shift(self, other)
+
+    def __rlshift__(self, other):
+        from carray._api_elementwise import bitwise_left_shift
+        return bitwise_left_shift(other, self)
+
+    def __ilshift__(self, other):
+        from carray._api_elementwise import bitwise_left_shift
+        self[...] = bitwise_left_shift(self, other)
+        return self
+
+    def __rshift__(self, other):
+        from carray._api_elementwise import bitwise_right_shift
+        return bitwise_right_shift(self, other)
+
+    def __rrshift__(self, other):
+        from carray._api_elementwise import bitwise_right_shift
+        return bitwise_right_shift(other, self)
+
+    def __irshift__(self, other):
+        from carray._api_elementwise import bitwise_right_shift
+        self[...] = bitwise_right_shift(self, other)
+        return self
+
     # buffer protocol, DLPack and pickling live in _export.pxi
     def __getbuffer__(self, Py_buffer* view, int flags):
         _get_buffer(self, view, flags)
@@ -1371,10 +1411,11 @@ def broadcast_to(array, shape):
 
 
 def broadcast_arrays(*arrays):
-    """Read-only views of the arrays broadcast to their common shape."""
+    """Read-only views of the arrays broadcast to their common shape, as a tuple (NumPy 2 and
+    the array API)."""
     arrs = [as_array(x, -1) for x in arrays]
     shape = broadcast_shapes(*[a.shape for a in arrs])
-    return [broadcast_to(a, shape) for a in arrs]
+    return tuple([broadcast_to(a, shape) for a in arrs])
 
 
 def ascontiguousarray(a, dtype=None):

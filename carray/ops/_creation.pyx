@@ -324,6 +324,7 @@ def _eye_host(N, M=None, k=0, dtype=None, device=None):
     k = operator_index(k, "k")
     if N < 0 or M < 0:
         raise ValueError(f"negative dimensions are not allowed, got N={N}, M={M}")
+    k = max(-N, min(k, M))      # an offset past the corner (even -2**63) leaves no diagonal
     cdef Array a = zeros((N, M), dtype=dtype, device=device)
     cdef Py_ssize_t first = max(0, -k), last = min(N, M - k) if k < M else 0
     # the diagonal as one strided view of the flat array (one fill, also on the device)

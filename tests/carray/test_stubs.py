@@ -55,6 +55,7 @@ ARRAY_DUNDERS = (
     "__pow__", "__rpow__", "__ipow__", "__matmul__", "__rmatmul__", "__imatmul__",
     "__and__", "__rand__", "__iand__", "__or__", "__ror__", "__ior__",
     "__xor__", "__rxor__", "__ixor__",
+    "__lshift__", "__rlshift__", "__ilshift__", "__rshift__", "__rrshift__", "__irshift__",
     # comparisons (elementwise)
     "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
     # unary
@@ -66,6 +67,8 @@ ARRAY_DUNDERS = (
     "__copy__", "__deepcopy__", "__array__", "__array_ufunc__", "__hash__",
     # export: DLPack and pickling
     "__dlpack__", "__dlpack_device__", "__reduce__",
+    # the array API namespace
+    "__array_namespace__",
 )
 # dunders Array's own __dict__ has that the stub need not declare: Cython's and object's
 ARRAY_DUNDERS_IGNORED = {
