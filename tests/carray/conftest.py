@@ -14,6 +14,7 @@
 """
 
 import functools
+import os
 
 import numpy as np
 import pytest
@@ -21,6 +22,10 @@ from hypothesis import settings as _settings
 from hypothesis import strategies as st
 
 import carray as ca
+
+# SciPy's and scikit-learn's array API support (test_sklearn.py) is read once, when SciPy is
+# first imported
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
 DTYPES = ("bool", "int32", "int64", "float32", "float64")
 NUMERIC = ("int32", "int64", "float32", "float64")
