@@ -1,6 +1,7 @@
 """carray: a small, fast strided n-d array library (Cython, with an OpenCL path to come).
 
-NumPy's array model and names; dtypes bool, int32, int64, float32 (the default float), float64.
+NumPy's array model and names; dtypes bool, int8/16/32/64, uint8/16/32/64, float32 (the default
+float), float64.
 `import carray` never imports NumPy.
 """
 
@@ -93,6 +94,9 @@ from carray.ops._ufunc import *  # noqa: F403
 
 bool = bool_  # noqa: A001  (carray.bool, as numpy.bool)
 ndarray = Array
+
+# the narrow and unsigned integer dtypes
+from carray.core._dtype import int8, int16, uint8, uint16, uint32, uint64  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -1,18 +1,21 @@
 """dtype objects, dtype parsing and NumPy 2 type promotion.
 
-carray has five dtypes: bool, int32, int64, float32, float64. The one deliberate difference from
-NumPy is the default float: float32 (Python floats and float factories without dtype= give float32).
+carray has NumPy's bool, int8/16/32/64, uint8/16/32/64, float32 and float64. The one deliberate
+difference from NumPy is the default float: float32 (Python floats and float factories without
+dtype= give float32).
 """
 
-cdef tuple _NAMES = ("bool", "int32", "int64", "float32", "float64")
+cdef tuple _NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                     "uint64", "float32", "float64")
 DTYPE_NAMES = _NAMES        # by type number: the numbers every per-dtype table is indexed by
-cdef tuple _KINDS = ("b", "i", "i", "f", "f")
-cdef tuple _CHARS = ("?", "i", "l", "f", "d")
-cdef tuple _SIZES = (1, 4, 8, 4, 8)
-
-# kind order for promotion: bool < int < float
-cdef int _KIND_RANK[NTYPES]
-_KIND_RANK[:] = [0, 1, 1, 2, 2]
+cdef tuple _KINDS = ("b", "i", "i", "i", "i", "u", "u", "u", "u", "f", "f")
+cdef tuple _CHARS = ("?", "b", "h", "i", "l", "B", "H", "I", "L", "f", "d")
+cdef tuple _SIZES = (1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8)
+cdef tuple _TYPESTRS = ("|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "<f4", "<f8")
+# the value range of each integer type (bool: 0..1, floats: None)
+cdef tuple _RANGES = ((0, 1), (-2**7, 2**7 - 1), (-2**15, 2**15 - 1), (-2**31, 2**31 - 1),
+                      (-2**63, 2**63 - 1), (0, 2**8 - 1), (0, 2**16 - 1), (0, 2**32 - 1),
+                      (0, 2**64 - 1), None, None)
 
 
 cdef class DType:
@@ -28,12 +31,12 @@ cdef class DType:
     @property
     def str(self):
         """The array-interface type string, e.g. '<f4' (NumPy's dtype.str)."""
-        return ("|b1", "<i4", "<i8", "<f4", "<f8")[self.num]
+        return _TYPESTRS[self.num]
 
     @property
     def type(self):
         """The Python type whose values this dtype holds (bool, int or float)."""
-        return (bool, int, int, float, float)[self.num]
+        return (bool, int, float)[kind_rank(self.num)]
 
     def __repr__(self):
         return f"dtype('{self.name}')"
@@ -70,7 +73,7 @@ cdef DType _make(int num):
 
 
 cdef tuple DTYPES = tuple(_make(i) for i in range(NTYPES))
-bool_, int32, int64, float32, float64 = DTYPES
+bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64 = DTYPES
 
 
 cdef DType dtype_of(int num):
@@ -86,6 +89,14 @@ cdef dict _ALIASES = {
     "single": float32, "float": float32,
     "float64": float64, "f8": float64, "<f8": float64, "=f8": float64, "d": float64,
     "double": float64,
+    "int8": int8, "i1": int8, "|i1": int8, "<i1": int8, "=i1": int8, "b": int8, "byte": int8,
+    "int16": int16, "i2": int16, "<i2": int16, "=i2": int16, "h": int16, "short": int16,
+    "uint8": uint8, "u1": uint8, "|u1": uint8, "<u1": uint8, "=u1": uint8, "B": uint8,
+    "ubyte": uint8,
+    "uint16": uint16, "u2": uint16, "<u2": uint16, "=u2": uint16, "H": uint16, "ushort": uint16,
+    "uint32": uint32, "u4": uint32, "<u4": uint32, "=u4": uint32, "I": uint32, "uintc": uint32,
+    "uint64": uint64, "u8": uint64, "<u8": uint64, "=u8": uint64, "L": uint64, "Q": uint64,
+    "uint": uint64, "ulong": uint64, "ulonglong": uint64, "uintp": uint64,
 }
 
 
@@ -115,20 +126,57 @@ cpdef DType as_dtype(object obj):
     found = _ALIASES.get(key)
     if found is None:
         raise TypeError(f"data type {obj!r} not understood; expected one of "
-                        f"bool, int32, int64, float32, float64")
+                        f"{', '.join(_NAMES)}")
     return <DType>found
+
+
+cdef int _promote_rule(int a, int b):
+    """NumPy 2's promotion of two type numbers, from kinds and sizes (fills _PROMOTE)."""
+    cdef int ka = kind_rank(a), kb = kind_rank(b), ia = itemsize_of(a), ib = itemsize_of(b)
+    if ka != kb or a == b:
+        if ka > kb:
+            a, b, ia, ib = b, a, ib, ia
+        if a == b or a == BOOL:
+            return b
+        if is_int_num(a) and is_float_num(b):
+            # float32 holds every int8/int16/uint8/uint16 exactly, wider ints need float64
+            return b if ia < itemsize_of(b) else FLOAT64
+        return b
+    if ka == 2:
+        return a if ia > ib else b
+    if is_unsigned_num(a) == is_unsigned_num(b):
+        return a if ia > ib else b
+    if is_unsigned_num(a):
+        a, b, ia, ib = b, a, ib, ia
+    # a signed, b unsigned: the signed type that holds both, float64 beyond int64
+    if ia > ib:
+        return a
+    return (INT16, INT32, INT64, FLOAT64)[(1, 2, 4, 8).index(ib)]
+
+
+cdef int _PROMOTE[NTYPES][NTYPES]
+
+
+cdef int _fill_promote() except -1:
+    cdef int a, b
+    for a in range(NTYPES):
+        for b in range(NTYPES):
+            _PROMOTE[a][b] = _promote_rule(a, b)
+    return 0
+
+
+_fill_promote()
 
 
 cdef int promote_nums(int a, int b) noexcept:
     """The NumPy 2 promotion of two array dtypes (type numbers)."""
-    if a == b:
-        return a
-    if a > b:
-        a, b = b, a
-    # now a < b
-    if b == FLOAT32 and a == INT32 or b == FLOAT32 and a == INT64:
-        return FLOAT64      # float32 cannot hold every int32/int64 exactly: NumPy goes to float64
-    return b
+    return _PROMOTE[a][b]
+
+
+cdef int int_fits(object value, int num) except -1:
+    """1 when the Python int `value` lies in the range of integer (or bool) type num, else 0."""
+    lo, hi = _RANGES[num]
+    return 1 if lo <= value <= hi else 0
 
 
 cdef int default_float_num() noexcept:
@@ -166,6 +214,6 @@ def result_type(*arrays_and_dtypes):
             strong = num if strong < 0 else promote_nums(strong, num)
     if strong < 0:
         return DTYPES[(BOOL, INT64, FLOAT32)[weak_rank]]
-    if weak_rank > _KIND_RANK[strong]:
+    if weak_rank > kind_rank(strong):
         return DTYPES[(BOOL, INT64, FLOAT32)[weak_rank]]
     return DTYPES[strong]
