@@ -563,12 +563,12 @@ cdef int _fill_identity(Array o, int op) except -1:
 
 cdef object _int_identity(int num, int ident):
     """The identity `ident` (ONE, LOWEST or HIGHEST) of integer type num as a Python int."""
-    cdef int bits = 8 * itemsize_of(num)
+    cdef object bits = 8 * itemsize_of(num)         # (Python ints: 2**64 - 1 is exact)
     if ident == ONE:
         return 1
     if is_unsigned_num(num):
-        return 0 if ident == LOWEST else 2 ** bits - 1
-    return -2 ** (bits - 1) if ident == LOWEST else 2 ** (bits - 1) - 1
+        return 0 if ident == LOWEST else (1 << bits) - 1
+    return -(1 << (bits - 1)) if ident == LOWEST else (1 << (bits - 1)) - 1
 
 
 # A reduction into another dtype (sum of bools into int64, sum(dtype="float64") of ints, ...)

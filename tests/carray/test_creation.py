@@ -16,8 +16,15 @@ from hypothesis import strategies as st
 
 import carray as ca
 
-from conftest import (ALL_DTYPES, DTYPES, assert_same, gpu_examples, random_basic_key, random_values,
-                      shapes)
+from conftest import (
+    ALL_DTYPES,
+    DTYPES,
+    assert_same,
+    gpu_examples,
+    random_basic_key,
+    random_values,
+    shapes,
+)
 
 SET = settings(max_examples=60, deadline=None)
 SMALL = settings(max_examples=30, deadline=None)

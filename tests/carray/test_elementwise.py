@@ -44,8 +44,16 @@ from _opcases import (
     operand,
     small_shapes,
 )
-from conftest import (ALL_DTYPES, DTYPES, SMALL_INTS, assert_raises_like, gpu_examples, on, random_values,
-                      to_numpy)
+from conftest import (
+    ALL_DTYPES,
+    DTYPES,
+    SMALL_INTS,
+    assert_raises_like,
+    gpu_examples,
+    on,
+    random_values,
+    to_numpy,
+)
 
 SET = settings(max_examples=30, deadline=None)
 FEW = settings(max_examples=15, deadline=None)
