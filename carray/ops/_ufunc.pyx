@@ -357,11 +357,17 @@ cdef object binary(int kind, int code, object x, object y, object out):
                 ct = _float_for(ct)
         if rule == BOOL_TO_INT and ct == BOOL:
             ct = INT8         # as NumPy
+    elif _kind_rank(ct) == 1 and (wx < 0) != (wy < 0) and \
+            (wx == 1 and not _fits(x, ct) or wy == 1 and not _fits(y, ct)):
+        # NumPy 2 compares an int array with any Python int by value: one beyond the type's
+        # range compares as the type's max (or min) with the comparison adjusted, exactly
+        if wx == 1:                     # v op a is a op' v
+            x, y, wx, wy = y, x, wy, wx
+            code = _FLIPPED[code]
+        code, y = _clamped_compare(code, y, ct)
     elif _kind_rank(ct) == 1 and (wx == 1 and not _fits(x, ct) or wy == 1 and not _fits(y, ct)):
-        # NumPy 2 compares an int array with any Python int by value: widen to int64, or to
-        # float64 beyond int64's range (or for uint64 against a negative int)
-        ct = INT64 if (wx != 1 or _fits(x, INT64)) and (wy != 1 or _fits(y, INT64)) and \
-            ct != UINT64 else FLOAT64
+        # two Python ints beyond int64: compared as float64
+        ct = FLOAT64
     res_num = BOOL if compare else ct
     _check_out_cast(out, res_num, name)
     cdef Array dev = None         # a device operand: the op runs on its device
@@ -412,6 +418,20 @@ cdef Array _device_operand(str name, object x, object y, object z):
     if host is not None:
         check_same_device(name, dev, host)
     return dev
+
+
+cdef tuple _FLIPPED = (C_EQ, C_NE, C_GT, C_GE, C_LT, C_LE, C_AND, C_OR)     # a op b = b op' a
+
+
+cdef tuple _clamped_compare(int code, object v, int num):
+    """(code', v') such that `a code' v'` equals `a code v` for every a of integer type num,
+    where the Python int v lies outside num's range and v' is num's max (or min)."""
+    lo, hi = _int_identity(num, LOWEST), _int_identity(num, HIGHEST)
+    if code == C_AND or code == C_OR:
+        return code, 1                  # (v is nonzero)
+    if v > hi:      # a < v, a <= v, a != v: always; a > v, a >= v, a == v: never
+        return (C_LE if code in (C_LT, C_LE, C_NE) else C_GT), hi
+    return (C_GE if code in (C_GT, C_GE, C_NE) else C_LT), lo
 
 
 cdef inline bint _fits(object value, int num):

@@ -14,7 +14,15 @@ from hypothesis import strategies as st
 import carray as ca
 
 from _opcases import operand, small_shapes
-from conftest import ALL_DTYPES, DTYPES, assert_raises_like, gpu_examples, on, random_values, to_numpy
+from conftest import (
+    ALL_DTYPES,
+    DTYPES,
+    assert_raises_like,
+    gpu_examples,
+    on,
+    random_values,
+    to_numpy,
+)
 from conftest import assert_same as _assert_same
 
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import carray as ca
 
-from conftest import ALL_DTYPES, DTYPES, assert_same, make_pair, random_basic_key, shapes, to_numpy
+from conftest import ALL_DTYPES, assert_same, make_pair, random_basic_key, shapes, to_numpy
 
 SET = settings(max_examples=50, deadline=None)
 SMALL = settings(max_examples=25, deadline=None)

@@ -13,7 +13,15 @@ from hypothesis import strategies as st
 import carray as ca
 from carray.cpu import _gemm
 
-from conftest import ALL_DTYPES, DTYPES, SMALL_INTS, assert_raises_like, gpu_examples, random_values, seeds
+from conftest import (
+    ALL_DTYPES,
+    DTYPES,
+    SMALL_INTS,
+    assert_raises_like,
+    gpu_examples,
+    random_values,
+    seeds,
+)
 
 SETTINGS = settings(max_examples=150, deadline=None)
 KERNELS = _gemm._gemm_kernels()

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import carray as ca
 
 from _opcases import operand, small_shapes
-from conftest import ALL_DTYPES, DTYPES, assert_raises_like, gpu_examples, on, random_values
+from conftest import ALL_DTYPES, assert_raises_like, gpu_examples, on, random_values
 from conftest import assert_same as _assert_same
 
 
