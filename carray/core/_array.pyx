@@ -25,9 +25,9 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
 from carray.core._dtype cimport (BOOL, dtype_of, FLOAT32, FLOAT64, INT32, INT64, itemsize_of, NTYPES,
-                            DType, as_dtype, bool_t, promote_nums, INT8, INT16, UINT8, UINT16,
-                            UINT32, UINT64, int_fits, is_int_num, is_float_num, is_unsigned_num,
-                            kind_rank)
+                            DType, as_dtype, bool_t, promote_nums, INT8, INT16, UINT8,
+                            UINT16, UINT32, UINT64, int_fits, is_int_num, is_float_num,
+                            is_unsigned_num, kind_rank)
 from carray.core._dtype import DTYPE_NAMES as _DTYPE_NAMES
 from carray.core._storage cimport Storage, new_host_storage, storage_from_buffer, host_alloc, host_free
 from carray.core._strided cimport (cast_loop_for, MAXDIMS, MAXOPS, NdLoop, loop1d_t, prepare_loop,

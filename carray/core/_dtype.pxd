@@ -73,5 +73,6 @@ cdef inline int kind_rank(int num) noexcept nogil:
 
 cpdef DType as_dtype(object obj)
 cdef int promote_nums(int a, int b) noexcept
+cdef int promote_seq(list nums) except -2
 cdef int default_float_num() noexcept
 cdef int int_fits(object value, int num) except -1

@@ -173,6 +173,26 @@ cdef int promote_nums(int a, int b) noexcept:
     return _PROMOTE[a][b]
 
 
+# NumPy's type numbers of carray's dtypes: promote_seq's "main" dtype is the highest
+cdef tuple _NUMPY_TYPENUM = (0, 1, 3, 5, 7, 2, 4, 6, 8, 11, 12)
+
+
+cdef int promote_seq(list nums) except -2:
+    """NumPy 2's promotion of several dtypes (type numbers; -1 for an empty list), which is not
+    a pairwise fold (int8, uint16, float32 give float32, not float64): every dtype is promoted
+    with the "main" one (the highest in NumPy's type order), and those results together."""
+    if not nums:
+        return -1
+    cdef int main = nums[0], num, result = -1
+    for num in nums:
+        if _NUMPY_TYPENUM[num] > _NUMPY_TYPENUM[main]:
+            main = num
+    for num in nums:
+        num = _PROMOTE[main][num]
+        result = num if result < 0 else _PROMOTE[result][num]
+    return result
+
+
 cdef int int_fits(object value, int num) except -1:
     """1 when the Python int `value` lies in the range of integer (or bool) type num, else 0."""
     lo, hi = _RANGES[num]
@@ -201,6 +221,7 @@ def result_type(*arrays_and_dtypes):
     cdef int strong = -1
     cdef int weak_rank = -1
     cdef int num
+    cdef list strongs = []
     for x in arrays_and_dtypes:
         if isinstance(x, bool):
             weak_rank = max(weak_rank, 0)
@@ -210,8 +231,8 @@ def result_type(*arrays_and_dtypes):
             weak_rank = max(weak_rank, 2)
         else:
             d = None if isinstance(x, (type, str, DType)) else getattr(x, "dtype", None)
-            num = (<DType>as_dtype(x if d is None else d)).num
-            strong = num if strong < 0 else promote_nums(strong, num)
+            strongs.append((<DType>as_dtype(x if d is None else d)).num)
+    strong = promote_seq(strongs)
     if strong < 0:
         return DTYPES[(BOOL, INT64, FLOAT32)[weak_rank]]
     if weak_rank > kind_rank(strong):

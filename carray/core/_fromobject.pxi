@@ -43,7 +43,8 @@ cdef str _ragged(list shape, int depth):
 cdef void _flatten(object obj, int depth, list shape, list leaves, list state) except *:
     """Walk nested sequences; append scalar leaves; check the shape is rectangular.
 
-    state = [leaf depth or -1, highest weak kind rank, strong type number or -1].
+    state = [leaf depth or -1, highest weak kind rank, strong type number or -1] (strong types
+    fold pairwise, as NumPy's array coercion: int16, uint16, float32 scalars give float64).
     """
     cdef Array arr
     if isinstance(obj, (list, tuple, range)):

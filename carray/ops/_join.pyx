@@ -19,7 +19,8 @@ from carray.core._array cimport (Array, as_array, copy_into, make_view, may_over
                             new_array_on, on_gpu,
                             normalize_axis, parse_dtype_num)
 from carray.core._dtype cimport (BOOL, INT32, INT64, FLOAT32, FLOAT64, dtype_of, int_fits,
-                                 is_int_num, is_unsigned_num, kind_rank, promote_nums)
+                                 is_int_num, is_unsigned_num, kind_rank, promote_nums,
+                                 promote_seq)
 from carray.core._strided cimport MAXDIMS
 from libc.stdint cimport PTRDIFF_MAX as PY_SSIZE_T_MAX
 
@@ -250,9 +251,7 @@ cdef Array _concat(list arrs, object axis, object out, object dtype, object cast
     # the result's dtype: NumPy 2 promotion of the inputs (Python scalars weak)
     num = res_num
     if num < 0:
-        num = (<Array>arrs[0]).dtype_num
-        for a in arrs:
-            num = promote_nums(num, a.dtype_num)
+        num = promote_seq([(<Array>a).dtype_num for a in arrs])
     if out is not None:
         o = _check_out(out, ndim, shape)
         num = o.dtype_num
@@ -317,7 +316,7 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     their sizes), a wrong `out`; AxisError for a bad axis; TypeError for a forbidden cast or for
     both `out` and `dtype`.
     """
-    cdef list arrs
+    cdef list arrs, strongs = []
     cdef int i, wk, weak = -1, strong = -1, num = -1
     cdef Array a
     if isinstance(arrays, Array):
@@ -335,7 +334,8 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
         else:
             a = x if isinstance(x, Array) else as_array(x, -1)
             arrs[i] = a
-            strong = a.dtype_num if strong < 0 else promote_nums(strong, a.dtype_num)
+            strongs.append(a.dtype_num)
+    strong = promote_seq(strongs)
     if weak >= 0:
         # Python scalars take the arrays' dtype within their kind (int32 array + 1 -> int32)
         # and raise it only to their kind's default (bool array + 1 -> int64), as NumPy 2's

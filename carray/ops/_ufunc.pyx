@@ -330,6 +330,9 @@ cdef object binary(int kind, int code, object x, object y, object out):
     # compute dtype: NumPy 2 promotion with weak Python scalars
     if wx < 0 and wy < 0:
         ct = promote_nums((<Array>x).dtype_num, (<Array>y).dtype_num)
+        if compare and ct == FLOAT64 and code <= C_GE and _kind_rank((<Array>x).dtype_num) == 1 \
+                and _kind_rank((<Array>y).dtype_num) == 1:
+            return _signed_unsigned_compare(code, <Array>x, <Array>y, out)
     elif wx < 0:
         ct = _with_weak((<Array>x).dtype_num, wy)
     elif wy < 0:
@@ -418,6 +421,18 @@ cdef Array _device_operand(str name, object x, object y, object z):
     if host is not None:
         check_same_device(name, dev, host)
     return dev
+
+
+cdef object _signed_unsigned_compare(int code, Array x, Array y, object out):
+    """x (code) y exactly for a signed int array and a uint64 one (their promotion, float64,
+    would round): a negative value is below every unsigned one; others compare as uint64."""
+    if is_unsigned_num(x.dtype_num):        # s op u, with s the signed operand on the left
+        x, y, code = y, x, _FLIPPED[code]
+    cdef Array u64 = y.astype(dtype_of(UINT64)) if y.dtype_num != UINT64 else y
+    exact = binary(COMPARE, code, x.astype(dtype_of(UINT64)), u64, None)
+    negative_result = code in (C_LT, C_LE, C_NE)
+    result = where(binary(COMPARE, C_LT, x, 0, None), negative_result, exact)
+    return _finish(result, out)
 
 
 cdef tuple _FLIPPED = (C_EQ, C_NE, C_GT, C_GE, C_LT, C_LE, C_AND, C_OR)     # a op b = b op' a

@@ -148,7 +148,7 @@ def _expected_with_weak_scalars(strong, scalars):
     weak Python floats (every strong operand is bool or int), carray gives float32 where
     NumPy gives float64."""
     expect = np.result_type(*[np.zeros(1, t) for t in strong], *scalars).name
-    strong_kind = max(("biuf".index(np.dtype(t).kind) for t in strong), default=-1)
+    strong_kind = "biuf".index(np.result_type(*strong).kind) if strong else -1
     strong_kind -= strong_kind >= 2           # int and uint are one kind here
     if any(type(s) is float for s in scalars) and strong_kind < 2:
         assert expect == "float64"

@@ -203,6 +203,23 @@ def test_index_arrays_of_every_int_dtype(it, device):
     same(a[on(mask.astype(bool), device)], n[mask.astype(bool)])
 
 
+def test_promotion_of_many_dtypes_is_numpys():
+    """NumPy promotes several dtypes through the highest one (not pairwise): int8, uint16 and
+    float32 give float32; a signed int array against a uint64 one compares exactly."""
+    for ts in (("int8", "uint16", "float32"), ("int16", "uint16", "float32"),
+               ("int8", "uint8", "uint16"), ("int64", "uint64", "float32")):
+        expect = np.result_type(*ts)
+        assert ca.result_type(*ts) == expect
+        assert ca.concatenate([ca.zeros(1, dtype=t) for t in ts]).dtype == expect
+    u = np.array([2**53 + 1, 2**64 - 1, 5], np.uint64)
+    i = np.array([2**53, -1, 5], np.int64)
+    for f in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal"):
+        np.testing.assert_array_equal(np.asarray(getattr(ca, f)(ca.asarray(u), ca.asarray(i))),
+                                      getattr(np, f)(u, i))
+        np.testing.assert_array_equal(np.asarray(getattr(ca, f)(ca.asarray(i), ca.asarray(u))),
+                                      getattr(np, f)(i, u))
+
+
 def test_join_promotes(device):
     x, y = np.array([1, 2], "uint8"), np.array([-1], "int8")
     same(ca.concatenate([on(x, device), on(y, device)]), np.concatenate([x, y]))
