@@ -19,7 +19,7 @@ cdef tuple _RANGES = ((0, 1), (-2**7, 2**7 - 1), (-2**15, 2**15 - 1), (-2**31, 2
 
 
 cdef class DType:
-    """One of carray's five dtypes: name, itemsize, kind ('b', 'i', 'f') and NumPy char code.
+    """One of carray's dtypes: name, itemsize, kind ('b', 'i', 'u', 'f') and NumPy char code.
 
     Compares equal to its name ('float32'), to NumPy's dtype and scalar type of the same name, and
     to the Python type that maps to it (float -> float32, int -> int64, bool -> bool).

@@ -104,7 +104,7 @@ cdef inline int _kind_rank(int num) noexcept:
 
 
 cdef bint _can_cast(int src, int dst, int casting) noexcept:
-    """NumPy's can_cast(src, dst, casting) for carray's five dtypes (casting: index into
+    """NumPy's can_cast(src, dst, casting) for carray's dtypes (casting: index into
     _CASTINGS)."""
     if src == dst or casting == 4:
         return True
