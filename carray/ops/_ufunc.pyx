@@ -426,13 +426,14 @@ cdef Array _device_operand(str name, object x, object y, object z):
 cdef object _signed_unsigned_compare(int code, Array x, Array y, object out):
     """x (code) y exactly for a signed int array and a uint64 one (their promotion, float64,
     would round): a negative value is below every unsigned one; others compare as uint64."""
+    cdef str name = _COMPARE_NAMES[code]
     if is_unsigned_num(x.dtype_num):        # s op u, with s the signed operand on the left
         x, y, code = y, x, _FLIPPED[code]
     cdef Array u64 = y.astype(dtype_of(UINT64)) if y.dtype_num != UINT64 else y
     exact = binary(COMPARE, code, x.astype(dtype_of(UINT64)), u64, None)
     negative_result = code in (C_LT, C_LE, C_NE)
     result = where(binary(COMPARE, C_LT, x, 0, None), negative_result, exact)
-    return _finish(result, out)
+    return result if out is None else _finish_into(result, out, name)
 
 
 cdef tuple _FLIPPED = (C_EQ, C_NE, C_GT, C_GE, C_LT, C_LE, C_AND, C_OR)     # a op b = b op' a

@@ -218,6 +218,11 @@ def test_promotion_of_many_dtypes_is_numpys():
                                       getattr(np, f)(u, i))
         np.testing.assert_array_equal(np.asarray(getattr(ca, f)(ca.asarray(i), ca.asarray(u))),
                                       getattr(np, f)(i, u))
+    out = ca.zeros(3, dtype="int8")
+    assert ca.less(ca.asarray(i), ca.asarray(u), out=out) is out
+    np.testing.assert_array_equal(np.asarray(out), np.less(i, u).astype("int8"))
+    with pytest.raises(TypeError, match="greater: out must be a carray Array"):
+        ca.greater(ca.asarray(u), ca.asarray(i), out="out")
 
 
 def test_join_promotes(device):
