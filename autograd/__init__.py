@@ -212,6 +212,12 @@ int32 = int = _carray.int32  # noqa: A001
 int64 = long = _carray.int64
 bool = _carray.bool_  # noqa: A001
 dtype = _carray.DType
+int8 = _carray.int8
+int16 = short = _carray.int16
+uint8 = _carray.uint8
+uint16 = _carray.uint16
+uint32 = _carray.uint32
+uint64 = _carray.uint64
 
 
 def is_tensor(obj):

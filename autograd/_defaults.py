@@ -33,4 +33,5 @@ def scalar_type_name(dtype):
 
 
 _SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-                      "bool": "Bool"}
+                      "bool": "Bool", "int8": "Char", "int16": "Short", "uint8": "Byte",
+                      "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64"}

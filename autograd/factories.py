@@ -8,6 +8,7 @@ import sys
 import carray
 from autograd._defaults import get_default_dtype, set_default_dtype
 from autograd.tensor import Tensor, _to_array, device_name
+from carray.core._dtype import DTYPE_NAMES
 from carray.cpu._random import _restore
 
 __all__ = ["arange", "empty", "empty_like", "eye", "full", "full_like", "linspace",
@@ -86,9 +87,10 @@ def from_numpy(array):
     carray does not hold (PyTorch's errors)."""
     if type(array).__name__ != "ndarray" or not hasattr(array, "__array_interface__"):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
-    if array.dtype.name not in ("bool", "int32", "int64", "float32", "float64"):
+    if array.dtype.name not in DTYPE_NAMES:
         raise TypeError(f"can't convert np.ndarray of type numpy.{array.dtype.name}. The only "
-                        f"supported types are: float64, float32, int64, int32, and bool.")
+                        f"supported types are: float64, float32, int64, int32, int16, int8, "
+                        f"uint64, uint32, uint16, uint8, and bool.")
     return Tensor._wrap(carray.asarray(array))
 
 

@@ -33,19 +33,26 @@ from autograd.tensor import Tensor, device_name
 
 __all__ = ["save", "load", "load_metadata"]
 
-# safetensors name -> (carray dtype, element size, struct/array code); our five dtypes
+# safetensors name -> (carray dtype, element size, struct/array code); our dtypes
 _DTYPES = {
     "BOOL": (carray.bool_, 1, "?"),
     "I32": (carray.int32, 4, "i"),
     "I64": (carray.int64, 8, "q"),
     "F32": (carray.float32, 4, "f"),
     "F64": (carray.float64, 8, "d"),
+    "I8": (carray.int8, 1, "b"),
+    "I16": (carray.int16, 2, "h"),
+    "U8": (carray.uint8, 1, "B"),
+    "U16": (carray.uint16, 2, "H"),
+    "U32": (carray.uint32, 4, "I"),
+    "U64": (carray.uint64, 8, "Q"),
 }
 _NAMES = {dt.name: name for name, (dt, _, _) in _DTYPES.items()}
 # the reference writer's dtype order (its enum lists dtypes by increasing alignment)
-_RANK = {"BOOL": 0, "I32": 1, "F32": 2, "F64": 3, "I64": 4}
+_RANK = {"BOOL": 0, "U8": 1, "I8": 2, "I16": 3, "U16": 4, "I32": 5, "U32": 6, "F32": 7, "F64": 8,
+         "I64": 9, "U64": 10}
 # dtypes of the format that carray has no type for (named in the error message)
-_OTHER_DTYPES = {"U8", "I8", "I16", "U16", "F16", "BF16", "U32", "U64", "C64", "F8_E5M2",
+_OTHER_DTYPES = {"F16", "BF16", "C64", "F8_E5M2",
                  "F8_E4M3", "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ", "F4", "F6_E2M3",
                  "F6_E3M2"}
 _MAX_HEADER = 100_000_000      # the reference reader's limit

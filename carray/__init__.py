@@ -1,6 +1,7 @@
 """carray: a small, fast strided n-d array library (Cython, with an OpenCL path to come).
 
-NumPy's array model and names; dtypes bool, int32, int64, float32 (the default float), float64.
+NumPy's array model and names; dtypes bool, int8/16/32/64, uint8/16/32/64, float32 (the default
+float), float64.
 `import carray` never imports NumPy.
 """
 
@@ -161,6 +162,9 @@ ndarray = Array
 # NumPy's names with the array API standard's keywords added (reshape(copy=), sort(descending=),
 # std/var(correction=), clip(min=, max=)) replace the plain versions imported above
 globals().update({name: getattr(_api_manipulation, name) for name in _api_manipulation.EXTENDED})
+
+# the narrow and unsigned integer dtypes
+from carray.core._dtype import int8, int16, uint8, uint16, uint32, uint64  # noqa: E402
 
 __version__ = "0.1.0"
 

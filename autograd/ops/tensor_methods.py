@@ -416,7 +416,8 @@ METHODS = {
     "cpu": lambda self: _method_to(self, "cpu"),
     "float": _type_cast(carray.float32), "double": _type_cast(carray.float64),
     "long": _type_cast(carray.int64), "int": _type_cast(carray.int32),
-    "bool": _type_cast(carray.bool_),
+    "bool": _type_cast(carray.bool_), "byte": _type_cast(carray.uint8),
+    "char": _type_cast(carray.int8), "short": _type_cast(carray.int16),
     "type_as": lambda self, other: _method_to(self, other.dtype),
     "__getitem__": _getitem, "__setitem__": _setitem,
     # operators

@@ -19,13 +19,16 @@ from cpython.long cimport PyLong_Check
 from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 from cpython.slice cimport PySlice_Check
 from cpython.tuple cimport PyTuple_Check, PyTuple_GET_SIZE, PyTuple_GET_ITEM
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdint cimport PTRDIFF_MAX as PY_SSIZE_T_MAX
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
 from carray.core._dtype cimport (BOOL, dtype_of, FLOAT32, FLOAT64, INT32, INT64, itemsize_of, NTYPES,
-                            DType, as_dtype, bool_t, promote_nums)
+                            DType, as_dtype, bool_t, promote_nums, INT8, INT16, UINT8,
+                            UINT16, UINT32, UINT64, int_fits, is_int_num, is_float_num,
+                            is_unsigned_num, kind_rank)
+from carray.core._dtype import DTYPE_NAMES as _DTYPE_NAMES
 from carray.core._storage cimport Storage, new_host_storage, storage_from_buffer, host_alloc, host_free
 from carray.core._strided cimport (cast_loop_for, MAXDIMS, MAXOPS, NdLoop, loop1d_t, prepare_loop,
                               run_loop)
@@ -757,7 +760,7 @@ cdef class Array:
         return int(self._scalar("int"))
 
     def __index__(self):
-        if self.ndim != 0 or self.dtype_num not in (INT32, INT64, BOOL) or self.dtype_num == BOOL:
+        if self.ndim != 0 or not is_int_num(self.dtype_num):
             raise TypeError("only integer scalar arrays can be converted to a scalar index")
         return _read_scalar(self, 0)
 

@@ -1,21 +1,41 @@
-# The five dtypes. Type numbers index every per-dtype table (casts, loops, promotion).
-from libc.stdint cimport int32_t, int64_t
+# The dtypes. Type numbers index every per-dtype table (casts, loops, promotion). The order is
+# bool, the signed ints, the unsigned ints, the floats (so "is a float" is num >= FLOAT32); code
+# names them only by these constants, never by value.
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 cdef enum:
     BOOL = 0
-    INT32 = 1
-    INT64 = 2
-    FLOAT32 = 3
-    FLOAT64 = 4
-    NTYPES = 5
+    INT8 = 1
+    INT16 = 2
+    INT32 = 3
+    INT64 = 4
+    UINT8 = 5
+    UINT16 = 6
+    UINT32 = 7
+    UINT64 = 8
+    FLOAT32 = 9
+    FLOAT64 = 10
+    NTYPES = 11
 
 ctypedef unsigned char bool_t   # one byte, 0 or 1, as NumPy's bool
 
-# the element types of the five dtypes, for loops written once for all of them
+cdef extern from "<stdint.h>":
+    # uint8 elements. C sees uint8_t; Cython is told `char` so that its fused types can tell
+    # u8_t from bool_t (both unsigned char to C): use u8_t, not uint8_t, in any fused type
+    # that also holds bool_t, and in the pointer casts that pick its specialisations.
+    ctypedef char u8_t "uint8_t"
+
+# the element types of the dtypes, for loops written once for all of them
 ctypedef fused num_t:
     bool_t
+    int8_t
+    int16_t
     int32_t
     int64_t
+    u8_t
+    uint16_t
+    uint32_t
+    uint64_t
     float
     double
 
@@ -29,8 +49,30 @@ cdef class DType:
 cdef DType dtype_of(int num)
 
 cdef inline Py_ssize_t itemsize_of(int num) noexcept nogil:
-    return 1 if num == BOOL else (4 if num == INT32 or num == FLOAT32 else 8)
+    if num == BOOL or num == INT8 or num == UINT8:
+        return 1
+    if num == INT16 or num == UINT16:
+        return 2
+    if num == INT32 or num == UINT32 or num == FLOAT32:
+        return 4
+    return 8
+
+cdef inline bint is_float_num(int num) noexcept nogil:
+    return num >= FLOAT32
+
+cdef inline bint is_int_num(int num) noexcept nogil:
+    """Any integer type, signed or unsigned (not bool)."""
+    return INT8 <= num <= UINT64
+
+cdef inline bint is_unsigned_num(int num) noexcept nogil:
+    return UINT8 <= num <= UINT64
+
+cdef inline int kind_rank(int num) noexcept nogil:
+    """0 for bool, 1 for the integers, 2 for the floats (the kind order of promotion)."""
+    return 0 if num == BOOL else (2 if num >= FLOAT32 else 1)
 
 cpdef DType as_dtype(object obj)
 cdef int promote_nums(int a, int b) noexcept
+cdef int promote_seq(list nums) except -2
 cdef int default_float_num() noexcept
+cdef int int_fits(object value, int num) except -1

@@ -14,7 +14,7 @@ class _HasName(Protocol):
 _DTypeLike: TypeAlias = DType | str | type | _HasName
 
 # the dtype names by type number (the order of every per-dtype table)
-DTYPE_NAMES: tuple[str, str, str, str, str]
+DTYPE_NAMES: tuple[str, ...]
 
 class DType:
     # (builtins.str/type below: this class has properties named str and type)
@@ -39,12 +39,18 @@ class DType:
     def __ne__(self, other: object, /) -> bool: ...
     def __reduce__(self) -> tuple[Any, ...]: ...
 
-# the five dtypes
+# the dtypes
 bool_: DType
 int32: DType
 int64: DType
 float32: DType
 float64: DType
+int8: DType
+int16: DType
+uint8: DType
+uint16: DType
+uint32: DType
+uint64: DType
 
 def as_dtype(obj: _DTypeLike) -> DType: ...
 

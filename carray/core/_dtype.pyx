@@ -1,22 +1,25 @@
 """dtype objects, dtype parsing and NumPy 2 type promotion.
 
-carray has five dtypes: bool, int32, int64, float32, float64. The one deliberate difference from
-NumPy is the default float: float32 (Python floats and float factories without dtype= give float32).
+carray has NumPy's bool, int8/16/32/64, uint8/16/32/64, float32 and float64. The one deliberate
+difference from NumPy is the default float: float32 (Python floats and float factories without
+dtype= give float32).
 """
 
-cdef tuple _NAMES = ("bool", "int32", "int64", "float32", "float64")
+cdef tuple _NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                     "uint64", "float32", "float64")
 DTYPE_NAMES = _NAMES        # by type number: the numbers every per-dtype table is indexed by
-cdef tuple _KINDS = ("b", "i", "i", "f", "f")
-cdef tuple _CHARS = ("?", "i", "l", "f", "d")
-cdef tuple _SIZES = (1, 4, 8, 4, 8)
-
-# kind order for promotion: bool < int < float
-cdef int _KIND_RANK[NTYPES]
-_KIND_RANK[:] = [0, 1, 1, 2, 2]
+cdef tuple _KINDS = ("b", "i", "i", "i", "i", "u", "u", "u", "u", "f", "f")
+cdef tuple _CHARS = ("?", "b", "h", "i", "l", "B", "H", "I", "L", "f", "d")
+cdef tuple _SIZES = (1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8)
+cdef tuple _TYPESTRS = ("|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "<f4", "<f8")
+# the value range of each integer type (bool: 0..1, floats: None)
+cdef tuple _RANGES = ((0, 1), (-2**7, 2**7 - 1), (-2**15, 2**15 - 1), (-2**31, 2**31 - 1),
+                      (-2**63, 2**63 - 1), (0, 2**8 - 1), (0, 2**16 - 1), (0, 2**32 - 1),
+                      (0, 2**64 - 1), None, None)
 
 
 cdef class DType:
-    """One of carray's five dtypes: name, itemsize, kind ('b', 'i', 'f') and NumPy char code.
+    """One of carray's dtypes: name, itemsize, kind ('b', 'i', 'u', 'f') and NumPy char code.
 
     Compares equal to its name ('float32'), to NumPy's dtype and scalar type of the same name, and
     to the Python type that maps to it (float -> float32, int -> int64, bool -> bool).
@@ -28,12 +31,12 @@ cdef class DType:
     @property
     def str(self):
         """The array-interface type string, e.g. '<f4' (NumPy's dtype.str)."""
-        return ("|b1", "<i4", "<i8", "<f4", "<f8")[self.num]
+        return _TYPESTRS[self.num]
 
     @property
     def type(self):
         """The Python type whose values this dtype holds (bool, int or float)."""
-        return (bool, int, int, float, float)[self.num]
+        return (bool, int, float)[kind_rank(self.num)]
 
     def __repr__(self):
         return f"dtype('{self.name}')"
@@ -70,7 +73,7 @@ cdef DType _make(int num):
 
 
 cdef tuple DTYPES = tuple(_make(i) for i in range(NTYPES))
-bool_, int32, int64, float32, float64 = DTYPES
+bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64 = DTYPES
 
 
 cdef DType dtype_of(int num):
@@ -86,6 +89,14 @@ cdef dict _ALIASES = {
     "single": float32, "float": float32,
     "float64": float64, "f8": float64, "<f8": float64, "=f8": float64, "d": float64,
     "double": float64,
+    "int8": int8, "i1": int8, "|i1": int8, "<i1": int8, "=i1": int8, "b": int8, "byte": int8,
+    "int16": int16, "i2": int16, "<i2": int16, "=i2": int16, "h": int16, "short": int16,
+    "uint8": uint8, "u1": uint8, "|u1": uint8, "<u1": uint8, "=u1": uint8, "B": uint8,
+    "ubyte": uint8,
+    "uint16": uint16, "u2": uint16, "<u2": uint16, "=u2": uint16, "H": uint16, "ushort": uint16,
+    "uint32": uint32, "u4": uint32, "<u4": uint32, "=u4": uint32, "I": uint32, "uintc": uint32,
+    "uint64": uint64, "u8": uint64, "<u8": uint64, "=u8": uint64, "L": uint64, "Q": uint64,
+    "uint": uint64, "ulong": uint64, "ulonglong": uint64, "uintp": uint64,
 }
 
 
@@ -115,20 +126,77 @@ cpdef DType as_dtype(object obj):
     found = _ALIASES.get(key)
     if found is None:
         raise TypeError(f"data type {obj!r} not understood; expected one of "
-                        f"bool, int32, int64, float32, float64")
+                        f"{', '.join(_NAMES)}")
     return <DType>found
+
+
+cdef int _promote_rule(int a, int b):
+    """NumPy 2's promotion of two type numbers, from kinds and sizes (fills _PROMOTE)."""
+    cdef int ka = kind_rank(a), kb = kind_rank(b), ia = itemsize_of(a), ib = itemsize_of(b)
+    if ka != kb or a == b:
+        if ka > kb:
+            a, b, ia, ib = b, a, ib, ia
+        if a == b or a == BOOL:
+            return b
+        if is_int_num(a) and is_float_num(b):
+            # float32 holds every int8/int16/uint8/uint16 exactly, wider ints need float64
+            return b if ia < itemsize_of(b) else FLOAT64
+        return b
+    if ka == 2:
+        return a if ia > ib else b
+    if is_unsigned_num(a) == is_unsigned_num(b):
+        return a if ia > ib else b
+    if is_unsigned_num(a):
+        a, b, ia, ib = b, a, ib, ia
+    # a signed, b unsigned: the signed type that holds both, float64 beyond int64
+    if ia > ib:
+        return a
+    return (INT16, INT32, INT64, FLOAT64)[(1, 2, 4, 8).index(ib)]
+
+
+cdef int _PROMOTE[NTYPES][NTYPES]
+
+
+cdef int _fill_promote() except -1:
+    cdef int a, b
+    for a in range(NTYPES):
+        for b in range(NTYPES):
+            _PROMOTE[a][b] = _promote_rule(a, b)
+    return 0
+
+
+_fill_promote()
 
 
 cdef int promote_nums(int a, int b) noexcept:
     """The NumPy 2 promotion of two array dtypes (type numbers)."""
-    if a == b:
-        return a
-    if a > b:
-        a, b = b, a
-    # now a < b
-    if b == FLOAT32 and a == INT32 or b == FLOAT32 and a == INT64:
-        return FLOAT64      # float32 cannot hold every int32/int64 exactly: NumPy goes to float64
-    return b
+    return _PROMOTE[a][b]
+
+
+# NumPy's type numbers of carray's dtypes: promote_seq's "main" dtype is the highest
+cdef tuple _NUMPY_TYPENUM = (0, 1, 3, 5, 7, 2, 4, 6, 8, 11, 12)
+
+
+cdef int promote_seq(list nums) except -2:
+    """NumPy 2's promotion of several dtypes (type numbers; -1 for an empty list), which is not
+    a pairwise fold (int8, uint16, float32 give float32, not float64): every dtype is promoted
+    with the "main" one (the highest in NumPy's type order), and those results together."""
+    if not nums:
+        return -1
+    cdef int main = nums[0], num, result = -1
+    for num in nums:
+        if _NUMPY_TYPENUM[num] > _NUMPY_TYPENUM[main]:
+            main = num
+    for num in nums:
+        num = _PROMOTE[main][num]
+        result = num if result < 0 else _PROMOTE[result][num]
+    return result
+
+
+cdef int int_fits(object value, int num) except -1:
+    """1 when the Python int `value` lies in the range of integer (or bool) type num, else 0."""
+    lo, hi = _RANGES[num]
+    return 1 if lo <= value <= hi else 0
 
 
 cdef int default_float_num() noexcept:
@@ -153,6 +221,7 @@ def result_type(*arrays_and_dtypes):
     cdef int strong = -1
     cdef int weak_rank = -1
     cdef int num
+    cdef list strongs = []
     for x in arrays_and_dtypes:
         if isinstance(x, bool):
             weak_rank = max(weak_rank, 0)
@@ -162,10 +231,10 @@ def result_type(*arrays_and_dtypes):
             weak_rank = max(weak_rank, 2)
         else:
             d = None if isinstance(x, (type, str, DType)) else getattr(x, "dtype", None)
-            num = (<DType>as_dtype(x if d is None else d)).num
-            strong = num if strong < 0 else promote_nums(strong, num)
+            strongs.append((<DType>as_dtype(x if d is None else d)).num)
+    strong = promote_seq(strongs)
     if strong < 0:
         return DTYPES[(BOOL, INT64, FLOAT32)[weak_rank]]
-    if weak_rank > _KIND_RANK[strong]:
+    if weak_rank > kind_rank(strong):
         return DTYPES[(BOOL, INT64, FLOAT32)[weak_rank]]
     return DTYPES[strong]

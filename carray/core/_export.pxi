@@ -38,8 +38,8 @@ cdef extern from "_dlpack.h":
     int kDLCPU, kDLCUDAHost, kDLInt, kDLUInt, kDLFloat, kDLBool
     unsigned long long DLPACK_FLAG_BITMASK_READ_ONLY, DLPACK_FLAG_BITMASK_IS_COPIED
 
-cdef const char* _BUFFER_FORMATS[5]
-_BUFFER_FORMATS[:] = [b"?", b"i", b"q", b"f", b"d"]
+cdef const char* _BUFFER_FORMATS[NTYPES]
+_BUFFER_FORMATS[:] = [b"?", b"b", b"h", b"i", b"q", b"B", b"H", b"I", b"Q", b"f", b"d"]
 
 
 # -- buffer protocol --------------------------------------------------------------------------
@@ -88,7 +88,8 @@ cdef DLDataType _dl_dtype(int num) noexcept:
     cdef DLDataType t
     t.lanes = 1
     t.bits = <unsigned char>(itemsize_of(num) * 8)
-    t.code = kDLBool if num == BOOL else (kDLFloat if num >= FLOAT32 else kDLInt)
+    t.code = kDLBool if num == BOOL else (kDLFloat if is_float_num(num) else
+                                          (kDLUInt if is_unsigned_num(num) else kDLInt))
     return t
 
 
@@ -183,16 +184,16 @@ cdef int _num_from_dl(DLDataType t) except -1:
     if t.lanes == 1:
         if t.code == kDLBool and t.bits == 8:
             return BOOL
-        if t.code == kDLInt and t.bits == 32:
-            return INT32
-        if t.code == kDLInt and t.bits == 64:
-            return INT64
+        if t.code == kDLInt and t.bits in (8, 16, 32, 64):
+            return (INT8, INT16, INT32, INT64)[(8, 16, 32, 64).index(t.bits)]
+        if t.code == kDLUInt and t.bits in (8, 16, 32, 64):
+            return (UINT8, UINT16, UINT32, UINT64)[(8, 16, 32, 64).index(t.bits)]
         if t.code == kDLFloat and t.bits == 32:
             return FLOAT32
         if t.code == kDLFloat and t.bits == 64:
             return FLOAT64
     raise BufferError(f"unsupported DLPack dtype (code {t.code}, bits {t.bits}, lanes {t.lanes}); "
-                      f"carray holds bool, int32, int64, float32 and float64")
+                      f"carray holds {', '.join(_DTYPE_NAMES)}")
 
 
 cdef int _check_dl_shape(DLTensor* t, Py_ssize_t itemsize) except -1:

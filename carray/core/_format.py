@@ -195,7 +195,7 @@ def _formatter(values, kind, zero_d):
 def _kind(name):
     if name == "bool":
         return "bool"
-    if name.startswith("int"):
+    if name.startswith(("int", "uint")):
         return "int"
     return name  # "float32" / "float64"
 

@@ -16,7 +16,7 @@ cdef object _dtype_of_leaf(object x):
         except TypeError:
             num = -1
         if num >= 0:
-            return (0, 1, 1, 2, 2)[num], num, x.item()
+            return kind_rank(num), num, x.item()
     if isinstance(x, bool):
         return 0, -1, x
     if isinstance(x, int):
@@ -43,7 +43,8 @@ cdef str _ragged(list shape, int depth):
 cdef void _flatten(object obj, int depth, list shape, list leaves, list state) except *:
     """Walk nested sequences; append scalar leaves; check the shape is rectangular.
 
-    state = [leaf depth or -1, highest weak kind rank, strong type number or -1].
+    state = [leaf depth or -1, highest weak kind rank, strong type number or -1] (strong types
+    fold pairwise, as NumPy's array coercion: int16, uint16, float32 scalars give float64).
     """
     cdef Array arr
     if isinstance(obj, (list, tuple, range)):
@@ -110,7 +111,7 @@ cdef int _infer_num(int weak_rank, int strong) noexcept:
     cdef int weak = (BOOL, INT64, FLOAT32)[weak_rank] if weak_rank >= 0 else -1
     if strong < 0:
         return FLOAT32 if weak < 0 else weak
-    if weak_rank > (0, 1, 1, 2, 2)[strong]:
+    if weak_rank > kind_rank(strong):
         return weak
     return strong
 
@@ -129,11 +130,10 @@ cdef int _format_num(Py_buffer* view) noexcept:
         return FLOAT32
     if c == b"d" and view.itemsize == 8:
         return FLOAT64
-    if c in (b"i", b"l", b"q", b"n", b"h", b"b"):
-        if view.itemsize == 4:
-            return INT32
-        if view.itemsize == 8:
-            return INT64
+    if c in (b"b", b"h", b"i", b"l", b"q", b"n") and view.itemsize in (1, 2, 4, 8):
+        return (INT8, INT16, INT32, INT64)[(1, 2, 4, 8).index(view.itemsize)]
+    if c in (b"B", b"H", b"I", b"L", b"Q", b"N") and view.itemsize in (1, 2, 4, 8):
+        return (UINT8, UINT16, UINT32, UINT64)[(1, 2, 4, 8).index(view.itemsize)]
     return -1
 
 
@@ -147,8 +147,8 @@ def _buffer_values(m):
     except struct.error:
         item = None
     if item is None or item.size != m.itemsize or len(item.unpack(bytes(m.itemsize))) != 1:
-        raise TypeError(f"cannot convert a buffer of format {fmt!r}; carray holds bool, int32, "
-                        f"int64, float32 and float64") from None
+        raise TypeError(f"cannot convert a buffer of format {fmt!r}; carray holds "
+                        f"{', '.join(_DTYPE_NAMES)}") from None
     flat = [v[0] for v in item.iter_unpack(m.tobytes())]
     def nest(lo, dims):
         if not dims:
@@ -180,8 +180,10 @@ cdef Array _from_buffer(object obj, int num):
         if num < 0 and len(fmt) == 1:
             # the dtype follows the format (also for empty buffers): a byte-swapped type carray
             # has keeps it; other ints become int64, other floats (float16) float32
-            if fmt in "ilq" and m.itemsize in (4, 8):
-                num = (INT32, INT64)[m.itemsize == 8]
+            if fmt in "bhilqn" and m.itemsize in (1, 2, 4, 8):
+                num = (INT8, INT16, INT32, INT64)[(1, 2, 4, 8).index(m.itemsize)]
+            elif fmt in "BHILQN" and m.itemsize in (1, 2, 4, 8):
+                num = (UINT8, UINT16, UINT32, UINT64)[(1, 2, 4, 8).index(m.itemsize)]
             elif fmt in "bBhHiIlLqQnN":
                 num = INT64
             elif fmt in "efd":

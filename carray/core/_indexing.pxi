@@ -62,6 +62,8 @@ cdef Array _index_array(object k):
         return arr
     if arr.dtype_num == INT32 or arr.dtype_num == INT64:
         return arr
+    if is_int_num(arr.dtype_num):     # int8 ... uint64 index arrays: NumPy accepts any integer
+        return arr.astype(dtype_of(INT64))
     if arr.size_c() == 0 and isinstance(k, (list, tuple)):  # a[[]] indexes with an empty int list
         return new_array(arr.ndim, arr.shape_, INT64)
     raise IndexError(f"arrays used as indices must be of integer (or boolean) type, "
@@ -496,38 +498,26 @@ cdef void _move_blocks(Array view, Array result, Array offsets, list rest, int n
 ctypedef fused addable_t:
     float
     double
+    int8_t
+    int16_t
     int32_t
     int64_t
+    uint8_t
+    uint16_t
+    uint32_t
+    uint64_t
 
 
-cdef void _add_into(addable_t* dst, char** data, const Py_ssize_t* steps, Py_ssize_t n) noexcept nogil:
+cdef void _add_into(char** data, const Py_ssize_t* steps, Py_ssize_t n, addable_t* tag,
+                    void* aux2) noexcept nogil:
+    """dst[i] += src[i] (a loop1d_t; the tag pointer only selects the type)."""
     cdef Py_ssize_t i
     cdef char* d = data[0]
     cdef char* s = data[1]
     for i in range(n):
-        (<addable_t*>d)[0] = (<addable_t*>d)[0] + (<addable_t*>s)[0]
+        (<addable_t*>d)[0] = <addable_t>((<addable_t*>d)[0] + (<addable_t*>s)[0])
         d += steps[0]
         s += steps[1]
-
-
-cdef void _add_into_f32(char** data, const Py_ssize_t* steps, Py_ssize_t n, void* aux,
-                        void* aux2) noexcept nogil:
-    _add_into(<float*>NULL, data, steps, n)
-
-
-cdef void _add_into_f64(char** data, const Py_ssize_t* steps, Py_ssize_t n, void* aux,
-                        void* aux2) noexcept nogil:
-    _add_into(<double*>NULL, data, steps, n)
-
-
-cdef void _add_into_i32(char** data, const Py_ssize_t* steps, Py_ssize_t n, void* aux,
-                        void* aux2) noexcept nogil:
-    _add_into(<int32_t*>NULL, data, steps, n)
-
-
-cdef void _add_into_i64(char** data, const Py_ssize_t* steps, Py_ssize_t n, void* aux,
-                        void* aux2) noexcept nogil:
-    _add_into(<int64_t*>NULL, data, steps, n)
 
 
 cdef void _or_into_bool(char** data, const Py_ssize_t* steps, Py_ssize_t n, void* aux,
@@ -543,13 +533,25 @@ cdef void _or_into_bool(char** data, const Py_ssize_t* steps, Py_ssize_t n, void
 
 cdef loop1d_t _add_into_loop(int num) noexcept:
     if num == FLOAT32:
-        return _add_into_f32
+        return <loop1d_t>_add_into[float]
     if num == FLOAT64:
-        return _add_into_f64
+        return <loop1d_t>_add_into[double]
     if num == INT32:
-        return _add_into_i32
+        return <loop1d_t>_add_into[int32_t]
     if num == INT64:
-        return _add_into_i64
+        return <loop1d_t>_add_into[int64_t]
+    if num == INT8:
+        return <loop1d_t>_add_into[int8_t]
+    if num == INT16:
+        return <loop1d_t>_add_into[int16_t]
+    if num == UINT8:
+        return <loop1d_t>_add_into[uint8_t]
+    if num == UINT16:
+        return <loop1d_t>_add_into[uint16_t]
+    if num == UINT32:
+        return <loop1d_t>_add_into[uint32_t]
+    if num == UINT64:
+        return <loop1d_t>_add_into[uint64_t]
     return _or_into_bool
 
 

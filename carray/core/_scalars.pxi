@@ -11,6 +11,18 @@ cdef object _read_at(char* p, int num):
         return (<int64_t*>p)[0]
     if num == INT32:
         return (<int32_t*>p)[0]
+    if num == INT8:
+        return (<int8_t*>p)[0]
+    if num == INT16:
+        return (<int16_t*>p)[0]
+    if num == UINT8:
+        return (<uint8_t*>p)[0]
+    if num == UINT16:
+        return (<uint16_t*>p)[0]
+    if num == UINT32:
+        return (<uint32_t*>p)[0]
+    if num == UINT64:
+        return (<uint64_t*>p)[0]
     return (<bool_t*>p)[0] != 0
 
 
@@ -68,14 +80,24 @@ cdef int _write_scalar(char* p, int num, object value) except -1:
             value = int(value)
         else:
             value = operator.index(value)
+        if not int_fits(value, num):
+            raise OverflowError(f"Python integer {value} out of bounds for {_DTYPE_NAMES[num]}")
         if num == INT32:
-            if not -2147483648 <= value <= 2147483647:
-                raise OverflowError(f"Python integer {value} out of bounds for int32")
             (<int32_t*>p)[0] = <int32_t>value
-        else:
-            if not -9223372036854775808 <= value <= 9223372036854775807:
-                raise OverflowError(f"Python integer {value} out of bounds for int64")
+        elif num == INT64:
             (<int64_t*>p)[0] = <int64_t>value
+        elif num == INT8:
+            (<int8_t*>p)[0] = <int8_t>value
+        elif num == INT16:
+            (<int16_t*>p)[0] = <int16_t>value
+        elif num == UINT8:
+            (<uint8_t*>p)[0] = <uint8_t>value
+        elif num == UINT16:
+            (<uint16_t*>p)[0] = <uint16_t>value
+        elif num == UINT32:
+            (<uint32_t*>p)[0] = <uint32_t>value
+        else:
+            (<uint64_t*>p)[0] = <uint64_t>value
     return 0
 
 

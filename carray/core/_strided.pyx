@@ -9,10 +9,11 @@ the work across OpenMP threads above a size threshold; kernels never touch Pytho
 """
 
 from cython.parallel cimport prange, threadid
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
-from carray.core._dtype cimport BOOL, FLOAT32, FLOAT64, INT32, INT64, bool_t
+from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, NTYPES, UINT8,
+                                 UINT16, UINT32, UINT64, bool_t, u8_t)
 
 cdef extern from "_omp.h" nogil:
     int carray_max_threads()
@@ -281,15 +282,27 @@ cdef void run_loop(NdLoop* it, loop1d_t fn, void* aux, void* aux2,
 
 ctypedef fused src_t:
     bool_t
+    int8_t
+    int16_t
     int32_t
     int64_t
+    u8_t
+    uint16_t
+    uint32_t
+    uint64_t
     float
     double
 
 ctypedef fused dst_t:
     bool_t
+    int8_t
+    int16_t
     int32_t
     int64_t
+    u8_t
+    uint16_t
+    uint32_t
+    uint64_t
     float
     double
 
@@ -330,7 +343,7 @@ cdef void cast_loop(char** data, const Py_ssize_t* steps, Py_ssize_t n,
             a += ss
 
 
-cdef loop1d_t CAST_LOOPS[5][5]
+cdef loop1d_t CAST_LOOPS[NTYPES][NTYPES]
 
 
 cdef loop1d_t cast_loop_for(int dst_num, int src_num) noexcept nogil:
@@ -339,16 +352,28 @@ cdef loop1d_t cast_loop_for(int dst_num, int src_num) noexcept nogil:
 
 
 cdef void _fill_row(int src, src_t* tag) noexcept:
-    """Fill CAST_LOOPS[*][src] with the five kernels reading src_t."""
+    """Fill CAST_LOOPS[*][src] with the kernels reading src_t."""
     CAST_LOOPS[BOOL][src] = <loop1d_t>cast_loop[bool_t, src_t]
+    CAST_LOOPS[INT8][src] = <loop1d_t>cast_loop[int8_t, src_t]
+    CAST_LOOPS[INT16][src] = <loop1d_t>cast_loop[int16_t, src_t]
     CAST_LOOPS[INT32][src] = <loop1d_t>cast_loop[int32_t, src_t]
     CAST_LOOPS[INT64][src] = <loop1d_t>cast_loop[int64_t, src_t]
+    CAST_LOOPS[UINT8][src] = <loop1d_t>cast_loop[u8_t, src_t]
+    CAST_LOOPS[UINT16][src] = <loop1d_t>cast_loop[uint16_t, src_t]
+    CAST_LOOPS[UINT32][src] = <loop1d_t>cast_loop[uint32_t, src_t]
+    CAST_LOOPS[UINT64][src] = <loop1d_t>cast_loop[uint64_t, src_t]
     CAST_LOOPS[FLOAT32][src] = <loop1d_t>cast_loop[float, src_t]
     CAST_LOOPS[FLOAT64][src] = <loop1d_t>cast_loop[double, src_t]
 
 
 _fill_row(BOOL, <bool_t*>NULL)
+_fill_row(INT8, <int8_t*>NULL)
+_fill_row(INT16, <int16_t*>NULL)
 _fill_row(INT32, <int32_t*>NULL)
 _fill_row(INT64, <int64_t*>NULL)
+_fill_row(UINT8, <u8_t*>NULL)
+_fill_row(UINT16, <uint16_t*>NULL)
+_fill_row(UINT32, <uint32_t*>NULL)
+_fill_row(UINT64, <uint64_t*>NULL)
 _fill_row(FLOAT32, <float*>NULL)
 _fill_row(FLOAT64, <double*>NULL)

@@ -31,12 +31,13 @@ the batched products carray.ops._matmul calls (float_matmul, int_matmul); test h
 """
 
 from cython.parallel cimport parallel, prange, threadid
-from libc.stdint cimport uint8_t, uint32_t, uint64_t
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
 from carray.core._array cimport Array
-from carray.core._dtype cimport BOOL, FLOAT32, FLOAT64, INT32, INT64, itemsize_of
+from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16,
+                                 UINT32, UINT64, itemsize_of)
 from carray.core._storage cimport host_alloc, host_free
 from carray.core._strided cimport max_threads, region_enter, region_exit, thread_seen
 
@@ -450,6 +451,8 @@ cdef int gemm(int dtype_num, bint trans_a, bint trans_b, Py_ssize_t M, Py_ssize_
 # ---------------------------------------------------------------------------------------------
 
 ctypedef fused uint_t:
+    uint8_t
+    uint16_t
     uint32_t
     uint64_t
 
@@ -464,7 +467,10 @@ cdef void _int_row(uint_t* c, const uint_t* a, const uint_t* b, Py_ssize_t N, Py
         c[j * csc] = 0
     for k in range(K):
         aik = a[k * csa]
-        if csb == 1 and csc == 1:
+        if uint_t is uint8_t or uint_t is uint16_t:     # (C would multiply them as int)
+            for j in range(N):
+                c[j * csc] = <uint_t>(c[j * csc] + <uint32_t>aik * b[k * rsb + j * csb])
+        elif csb == 1 and csc == 1:
             for j in range(N):
                 c[j] += aik * b[k * rsb + j]
         else:
@@ -502,11 +508,20 @@ cdef void int_matmul(int dtype_num, Py_ssize_t nbatch, const Py_ssize_t* offs,
     for r in prange(rows, nogil=True, schedule="static", num_threads=nt):
         t = r // M
         i = r - t * M
-        if dtype_num == INT32:
+        # signed and unsigned ints of one size share the wrapping unsigned loop
+        if dtype_num == INT32 or dtype_num == UINT32:
             _int_row(<uint32_t*>C + offs[3 * t + 2] + i * rsc,
                      <const uint32_t*>A + offs[3 * t] + i * rsa,
                      <const uint32_t*>B + offs[3 * t + 1], N, K, csa, rsb, csb, csc)
-        elif dtype_num == INT64:
+        elif dtype_num == INT8 or dtype_num == UINT8:
+            _int_row(<uint8_t*>C + offs[3 * t + 2] + i * rsc,
+                     <const uint8_t*>A + offs[3 * t] + i * rsa,
+                     <const uint8_t*>B + offs[3 * t + 1], N, K, csa, rsb, csb, csc)
+        elif dtype_num == INT16 or dtype_num == UINT16:
+            _int_row(<uint16_t*>C + offs[3 * t + 2] + i * rsc,
+                     <const uint16_t*>A + offs[3 * t] + i * rsa,
+                     <const uint16_t*>B + offs[3 * t + 1], N, K, csa, rsb, csb, csc)
+        elif dtype_num == INT64 or dtype_num == UINT64:
             _int_row(<uint64_t*>C + offs[3 * t + 2] + i * rsc,
                      <const uint64_t*>A + offs[3 * t] + i * rsa,
                      <const uint64_t*>B + offs[3 * t + 1], N, K, csa, rsb, csb, csc)

@@ -13,7 +13,8 @@ from libc.math cimport (NAN, INFINITY, acos, acosh, asin, asinh, atan, atan2, at
                         ceilf, copysign, cos, cosf, cosh, erf, exp, expf, expm1, expm1f, fabs,
                         fabsf, floor, floorf, fmod, fmodf, hypot, isfinite, isnan, log, log1p,
                         log1pf, logf, pow, powf, sin, sinf, sinh, sqrt, sqrtf, tanh)
-from libc.stdint cimport int32_t, int64_t, uint64_t, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
+from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t,
+                         INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN)
 
 cdef extern from "_math.h" nogil:
     float carray_expf(float x)
@@ -30,17 +31,31 @@ cdef extern from "_rows.h" nogil:
     double carray_row_maxd_core(const double* x, Py_ssize_t n, Py_ssize_t* nan_at)
     double carray_row_mind_core(const double* x, Py_ssize_t n, Py_ssize_t* nan_at)
 
-from carray.core._dtype cimport BOOL, FLOAT32, FLOAT64, INT32, INT64, bool_t
+from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16,
+                                 UINT32, UINT64, bool_t, u8_t)
 from carray.cpu._kernel_table cimport KernelTable
 from carray.ops._optable cimport *
 from carray.core._strided cimport loop1d_t
 
 ctypedef fused T:
     bool_t
+    int8_t
+    int16_t
     int32_t
     int64_t
+    u8_t
+    uint16_t
+    uint32_t
+    uint64_t
     float
     double
+
+# the unsigned integer types (their division and remainder need no sign fix-ups)
+ctypedef fused unsigned_t:
+    u8_t
+    uint16_t
+    uint32_t
+    uint64_t
 
 # -- op tags ----------------------------------------------------------------------------------
 
@@ -239,26 +254,38 @@ cdef inline double _sigmoid(double x) noexcept nogil:
     return e / (1.0 + e)
 
 
+cdef inline T _mul(T a, T b) noexcept nogil:
+    """a * b wrapping as NumPy's: 1- and 2-byte ints multiply as unsigned 32-bit (C would
+    promote them to int, where 65535 * 65535 overflows)."""
+    if T is int8_t or T is int16_t or T is u8_t or T is uint16_t:
+        return <T>(<uint32_t>a * <uint32_t>b)
+    else:
+        return a * b
+
+
 cdef inline T unary_apply(T x, unary_t* op) noexcept nogil:
     # float-only ops (exp, log, ...) reach here with float or double: _ufunc casts ints first.
     if unary_t is Neg:
-        return -x
+        if T is float or T is double or T is bool_t:
+            return -x
+        else:
+            return <T>(<uint64_t>0 - <uint64_t>x)     # wraps (unsigned, and INT_MIN) as NumPy
     elif unary_t is Abs:
         if T is float:
             return fabsf(x)
         elif T is double:
             return fabs(x)
-        elif T is bool_t:
+        elif T is bool_t or T is u8_t or T is uint16_t or T is uint32_t or T is uint64_t:
             return x
         else:
-            return -x if x < 0 else x
+            return <T>(<uint64_t>0 - <uint64_t>x) if x < 0 else x
     elif unary_t is Sign:
         if T is float or T is double:
             if x != x:
                 return x
         return (x > 0) - (x < 0)
     elif unary_t is Square:
-        return x * x
+        return _mul(x, x)
     elif unary_t is Recip:
         if T is float or T is double:
             return 1 / x
@@ -266,8 +293,10 @@ cdef inline T unary_apply(T x, unary_t* op) noexcept nogil:
             return INT64_MIN if x == 0 else 1 // x      # NumPy gives the most negative value
         elif T is int32_t:
             return INT32_MIN if x == 0 else 1 // x
-        else:
+        elif T is bool_t:
             return x
+        else:
+            return 0 if x == 0 else <T>(1 // x)        # NumPy's small and unsigned ints give 0
     elif unary_t is Relu:
         return 0 if x <= 0 else x      # NaN is kept (NaN <= 0 is false), as PyTorch
     elif unary_t is Floor:
@@ -287,10 +316,10 @@ cdef inline T unary_apply(T x, unary_t* op) noexcept nogil:
     elif unary_t is Invert:
         if T is bool_t:
             return x == 0
-        elif T is int32_t or T is int64_t:
-            return ~x
-        else:
+        elif T is float or T is double:
             return x                     # floats never get here: _ufunc refuses them
+        else:
+            return <T>(~x)
     elif T is float or T is double:
         # the inverse trigonometric and hyperbolic functions and erfinv: float32 is computed in
         # double and rounded (correctly rounded results, as NumPy's within 1 ulp); float32 erf
@@ -448,6 +477,16 @@ cdef inline int64_t _fmod_i(int64_t a, int64_t b) noexcept nogil:
     return a % b
 
 
+cdef inline unsigned_t _floordiv_u(unsigned_t a, unsigned_t b) noexcept nogil:
+    """a // b of unsigned ints; 0 for b == 0 (as NumPy)."""
+    return 0 if b == 0 else <unsigned_t>(a // b)
+
+
+cdef inline unsigned_t _mod_u(unsigned_t a, unsigned_t b) noexcept nogil:
+    """a % b of unsigned ints; 0 for b == 0 (as NumPy)."""
+    return 0 if b == 0 else <unsigned_t>(a % b)
+
+
 cdef inline T binary_apply(T a, T b, binary_t* op) noexcept nogil:
     # bool: add is or, multiply/min is and, max is or (NumPy); sub/div/pow are rejected by _ufunc.
     if binary_t is Add:
@@ -461,7 +500,7 @@ cdef inline T binary_apply(T a, T b, binary_t* op) noexcept nogil:
         if T is bool_t:
             return a & b
         else:
-            return a * b
+            return _mul(a, b)
     elif binary_t is Div:
         if T is float or T is double:
             return a / b
@@ -485,6 +524,8 @@ cdef inline T binary_apply(T a, T b, binary_t* op) noexcept nogil:
             return _floordiv_f[float](a, b)
         elif T is double:
             return _floordiv_f[double](a, b)
+        elif T is u8_t or T is uint16_t or T is uint32_t or T is uint64_t:
+            return _floordiv_u(a, b)
         else:
             return <T>_floordiv_i(a, b)
     elif binary_t is Mod:
@@ -492,13 +533,17 @@ cdef inline T binary_apply(T a, T b, binary_t* op) noexcept nogil:
             return _mod_f[float](a, b)
         elif T is double:
             return _mod_f[double](a, b)
+        elif T is u8_t or T is uint16_t or T is uint32_t or T is uint64_t:
+            return _mod_u(a, b)
         else:
             return <T>_mod_i(a, b)
     elif binary_t is Fmod:
         if T is float or T is double:
             return <T>fmod(<double>a, <double>b)      # exact, so float32 rounds nothing
         elif T is bool_t:
-            return a                     # bool is computed as int64 (BOOL_TO_INT)
+            return a                     # bool is computed as an int (BOOL_TO_INT)
+        elif T is u8_t or T is uint16_t or T is uint32_t or T is uint64_t:
+            return _mod_u(a, b)
         else:
             return <T>_fmod_i(a, b)
     elif binary_t is Arctan2 or binary_t is Hypot or binary_t is LogAddExp:
@@ -530,7 +575,7 @@ cdef inline T reduce_apply(T a, T b, reduce_t* op) noexcept nogil:
         if T is bool_t:
             return a & b
         else:
-            return a * b
+            return _mul(a, b)
     elif reduce_t is Max:
         return a if (a >= b or a != a) else b
     elif reduce_t is Min:
@@ -854,8 +899,14 @@ cdef void _fill(int num, T* tag) noexcept:
 
 
 _fill(BOOL, <bool_t*>NULL)
+_fill(INT8, <int8_t*>NULL)
+_fill(INT16, <int16_t*>NULL)
 _fill(INT32, <int32_t*>NULL)
 _fill(INT64, <int64_t*>NULL)
+_fill(UINT8, <u8_t*>NULL)
+_fill(UINT16, <uint16_t*>NULL)
+_fill(UINT32, <uint32_t*>NULL)
+_fill(UINT64, <uint64_t*>NULL)
 _fill(FLOAT32, <float*>NULL)
 _fill(FLOAT64, <double*>NULL)
 

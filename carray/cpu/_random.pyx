@@ -17,7 +17,7 @@ from libc.string cimport memcpy
 from carray.core._array cimport (Array, as_array, broadcast_view, copy_into, new_array, on_gpu,
                             parse_device, parse_dtype_num, parse_shape)
 from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT32, INT64, bool_t, default_float_num,
-                            dtype_of)
+                                 dtype_of, is_int_num, is_unsigned_num, itemsize_of)
 from carray.core._strided cimport MAXDIMS, max_threads, region_enter, region_exit
 
 import operator
@@ -581,9 +581,9 @@ cdef int _float_dtype(object dtype, str what) except -1:
 
 cdef int _int_dtype(object dtype) except -1:
     cdef int num = parse_dtype_num(dtype, INT64)
-    if num != INT32 and num != INT64 and num != BOOL:
-        raise TypeError(f"Unsupported dtype {dtype_of(num).name} for integers: use int64, int32 "
-                        f"or bool")
+    if not is_int_num(num) and num != BOOL:
+        raise TypeError(f"Unsupported dtype {dtype_of(num).name} for integers: use an integer "
+                        f"dtype or bool")
     return num
 
 
@@ -599,11 +599,14 @@ cdef object _int_scalar(object x, str name):
 
 
 cdef tuple _int_bounds(int num):
+    """(min, max, name) of the values integers() draws for type num: the type's range (uint64:
+    up to int64's max, as the draws are made in int64)."""
+    cdef object bits = 8 * itemsize_of(num)
     if num == BOOL:
         return 0, 1, "bool"
-    if num == INT32:
-        return INT32_MIN, INT32_MAX, "int32"
-    return INT64_MIN, INT64_MAX, "int64"
+    if is_unsigned_num(num):
+        return 0, min((1 << bits) - 1, INT64_MAX), dtype_of(num).name
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1, dtype_of(num).name
 
 
 # ---------------------------------------------------------------------------------------------
@@ -768,13 +771,15 @@ cdef class Generator:
 
     def integers(self, low, high=None, size=None, dtype=None, endpoint=False, device=None):
         """Uniform integers in [low, high) ([low, high] with endpoint=True); high None draws
-        from [0, low). dtype int64 (default), int32 or bool; low and high broadcast.
+        from [0, low). dtype any integer type (int64 default) or bool; low and high broadcast.
 
         Exactly uniform: Lemire's multiply-shift on a 64-bit number with rejection, a rejected
         number replaced by the same position's number at the next attempt counter.
         Float bounds truncate toward zero (as NumPy). Raises ValueError for low >= high
         ("high <= low") or bounds outside the dtype, TypeError for a non-integer dtype or bound."""
-        cdef int num = _int_dtype(dtype)
+        cdef int want = _int_dtype(dtype)
+        # the narrow and unsigned ints are drawn as int64 and cast (their bounds still apply)
+        cdef int num = want if want == INT32 or want == INT64 or want == BOOL else INT64
         cdef Py_ssize_t shape[MAXDIMS]
         cdef int ndim
         cdef Py_ssize_t n, i
@@ -787,7 +792,7 @@ cdef class Generator:
         cdef str dev = parse_device(device)
         if high is None:
             low, high = 0, low
-        dmin, dmax, dname = _int_bounds(num)
+        dmin, dmax, dname = _int_bounds(want)
         xa = _as_param(low, INT64)
         xb = _as_param(high, INT64)
         if xa is None and xb is None and size is None:
@@ -841,6 +846,8 @@ cdef class Generator:
         d.out = out.data
         with nogil:
             _run(kernel, &d, 2)
+        if want != num:
+            out = out.astype(dtype_of(want))
         return _on_device(out, dev)
 
     # -- permutations --------------------------------------------------------------------------

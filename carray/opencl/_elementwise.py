@@ -5,7 +5,7 @@ kernels/elementwise.cl kernels."""
 from carray.opencl import _cache, _layout
 from carray.opencl._launch import LAUNCH_LOCK, enqueue, launch, set_buffers, set_bytes
 from carray.opencl._runtime import runtime
-from carray.opencl._types import BOOL, CL_TYPES, FLOAT32, FLOAT64, INT64
+from carray.opencl._types import BOOL, CL_TYPES, FLOAT32, FLOAT64, INT32, INT64, UNSIGNED
 from carray.ops._optable import BinaryOp as B
 from carray.ops._optable import CompareOp as C
 from carray.ops._optable import Kind
@@ -29,7 +29,8 @@ UNARY_EXPR = {
     U.U_SQUARE: lambda T, f, b, t: "x1 * x1",
     U.U_RECIP: lambda T, f, b, t: (
         f"(({T})1 / x1)" if f else
-        f"(x1 == 0 ? ({T})({'LONG_MIN' if t == INT64 else 'INT_MIN'}) : ({T})(1 / x1))"),
+        f"(x1 == 0 ? ({T})({'LONG_MIN' if t == INT64 else 'INT_MIN' if t == INT32 else 0}) : "
+        f"({T})(1 / x1))"),
     U.U_SIN: lambda T, f, b, t: "sin(x1)",
     U.U_COS: lambda T, f, b, t: "cos(x1)",
     U.U_TANH: lambda T, f, b, t: "tanh(x1)",
@@ -61,14 +62,19 @@ BINARY_EXPR = {
     B.B_MAX: lambda T, f, b, t: "NAN_MAX(x1, x2)",
     B.B_MIN: lambda T, f, b, t: "NAN_MIN(x1, x2)",
     B.B_FLOORDIV: lambda T, f, b, t: (
-        f"carray_floordiv_{T}(x1, x2)" if f else f"(({T})carray_floordiv_i(x1, x2))"),
-    B.B_MOD: lambda T, f, b, t: f"carray_mod_{T}(x1, x2)" if f else f"(({T})carray_mod_i(x1, x2))",
+        f"carray_floordiv_{T}(x1, x2)" if f else f"(x2 == 0 ? ({T})0 : ({T})(x1 / x2))"
+        if t in UNSIGNED else f"(({T})carray_floordiv_i(x1, x2))"),
+    B.B_MOD: lambda T, f, b, t: (
+        f"carray_mod_{T}(x1, x2)" if f else f"(x2 == 0 ? ({T})0 : ({T})(x1 % x2))"
+        if t in UNSIGNED else f"(({T})carray_mod_i(x1, x2))"),
     B.B_AND: lambda T, f, b, t: "(x1 & x2)",       # bitwise: bool and ints only (ops checks)
     B.B_OR: lambda T, f, b, t: "(x1 | x2)",
     B.B_XOR: lambda T, f, b, t: "(x1 ^ x2)",
     B.B_ARCTAN2: lambda T, f, b, t: "atan2(x1, x2)",     # float-only (ops casts integers)
     B.B_HYPOT: lambda T, f, b, t: "hypot(x1, x2)",
-    B.B_FMOD: lambda T, f, b, t: "fmod(x1, x2)" if f else f"(({T})carray_fmod_i(x1, x2))",
+    B.B_FMOD: lambda T, f, b, t: (
+        "fmod(x1, x2)" if f else f"(x2 == 0 ? ({T})0 : ({T})(x1 % x2))"
+        if t in UNSIGNED else f"(({T})carray_fmod_i(x1, x2))"),
     B.B_LOGADDEXP: lambda T, f, b, t: f"carray_logaddexp_{T}(x1, x2)",
 }
 

@@ -8,8 +8,12 @@ has stride 1 the kernel takes the flat fast path.
 
 import struct
 
+from carray.core._dtype import DTYPE_NAMES
+
 INT_LIMIT = 2**31 - 1
-SCALAR_FORMATS = ("B", "i", "q", "f", "d")     # by carray type number
+_FORMAT_BY_NAME = {"bool": "B", "int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint8": "B",
+                   "uint16": "H", "uint32": "I", "uint64": "Q", "float32": "f", "float64": "d"}
+SCALAR_FORMATS = tuple(_FORMAT_BY_NAME[name] for name in DTYPE_NAMES)  # by carray type number
 
 
 def broadcast_strides(shape, a_shape, a_strides):

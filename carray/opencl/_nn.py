@@ -13,7 +13,7 @@ from carray.opencl import _cache, _profiling, _rows
 from carray.opencl._launch import launch
 from carray.opencl._layout import whole
 from carray.opencl._runtime import runtime
-from carray.opencl._types import CL_TYPES, FLOAT64
+from carray.opencl._types import CL_TYPES, FLOAT32, FLOAT64
 
 NAMES = ("im2col", "col2im", "max_pool", "max_grad", "avg_pool", "avg_grad")
 
@@ -26,7 +26,7 @@ def _kernels(t):
 
 def _scatter_kernel(t):
     """max_scatter for float32 (a compare-and-swap add), else None (pooling takes floats)."""
-    mode = {3: 2}.get(t)
+    mode = {FLOAT32: 2}.get(t)
     if mode is None:
         return None
     return _cache.kernel(("nn-scatter", t), "max_scatter",

@@ -11,7 +11,7 @@ from carray.core._dtype import DTYPE_NAMES
 from carray.opencl import _cache, _layout
 from carray.opencl._launch import launch
 from carray.opencl._runtime import runtime
-from carray.opencl._types import BOOL, CL_TYPES, FLOAT32, FLOAT64, INT32, INT64
+from carray.opencl._types import BOOL, CL_TYPES, FLOAT32, FLOAT64, LIMITS
 from carray.ops import _optable
 from carray.ops._optable import Identity, Kind, ReduceOp
 
@@ -21,8 +21,7 @@ WG = 256
 COL_ITEMS = 1 << 18     # a column reduction splits its elements into chunks up to this many items
 
 # the op table's symbolic identities, written in OpenCL C for each type: (LOWEST, HIGHEST)
-_LIMITS = {BOOL: ("0", "1"), INT32: ("INT_MIN", "INT_MAX"), INT64: ("LONG_MIN", "LONG_MAX"),
-           FLOAT32: ("-INFINITY", "INFINITY"), FLOAT64: ("-INFINITY", "INFINITY")}
+_LIMITS = LIMITS
 
 
 def _combine(op, t):

@@ -2,7 +2,7 @@
 
 from carray.opencl import _cache, _layout
 from carray.opencl._launch import launch
-from carray.opencl._types import BOOL, CL_TYPES, FLOAT64, INT32, INT64
+from carray.opencl._types import BOOL, CL_TYPES, FLOAT32, FLOAT64
 from carray.ops._optable import ScanOp
 
 CL = CL_TYPES
@@ -14,8 +14,8 @@ def _combine(op, t):
     if t == BOOL:
         return "(a) | (b)" if op == SCAN_SUM else "(a) & (b)"
     sign = "+" if op == SCAN_SUM else "*"
-    if t in (INT32, INT64):     # wrap around as the host does, without signed overflow
-        u = "uint" if t == INT32 else "ulong"
+    if t not in (FLOAT32, FLOAT64):     # wrap around as the host does, without signed overflow
+        u = CL[t] if CL[t].startswith("u") else "u" + CL[t]
         return f"({CL[t]})(({u})(a) {sign} ({u})(b))"
     return f"(a) {sign} (b)"
 

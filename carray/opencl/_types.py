@@ -3,9 +3,18 @@ OpenCL C type of each."""
 
 from carray.core._dtype import DTYPE_NAMES
 
-BOOL, INT32, INT64, FLOAT32, FLOAT64 = (DTYPE_NAMES.index(name) for name in
-                                        ("bool", "int32", "int64", "float32", "float64"))
+(BOOL, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, FLOAT32, FLOAT64) = (
+    DTYPE_NAMES.index(name) for name in
+    ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32",
+     "float64"))
 
-_CL_BY_NAME = {"bool": "uchar", "int32": "int", "int64": "long", "float32": "float",
-               "float64": "double"}
+_CL_BY_NAME = {"bool": "uchar", "int8": "char", "int16": "short", "int32": "int", "int64": "long",
+               "uint8": "uchar", "uint16": "ushort", "uint32": "uint", "uint64": "ulong",
+               "float32": "float", "float64": "double"}
 CL_TYPES = tuple(_CL_BY_NAME[name] for name in DTYPE_NAMES)    # by carray type number
+UNSIGNED = frozenset((UINT8, UINT16, UINT32, UINT64))
+# the smallest and largest value of each type, as OpenCL C literals (max/min identities)
+LIMITS = {BOOL: ("0", "1"), INT8: ("CHAR_MIN", "CHAR_MAX"), INT16: ("SHRT_MIN", "SHRT_MAX"),
+          INT32: ("INT_MIN", "INT_MAX"), INT64: ("LONG_MIN", "LONG_MAX"), UINT8: ("0", "UCHAR_MAX"),
+          UINT16: ("0", "USHRT_MAX"), UINT32: ("0", "UINT_MAX"), UINT64: ("0", "ULONG_MAX"),
+          FLOAT32: ("-INFINITY", "INFINITY"), FLOAT64: ("-INFINITY", "INFINITY")}

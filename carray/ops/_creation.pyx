@@ -11,7 +11,8 @@ import math
 from carray.core._array cimport (Array, new_array, new_device_array, copy_into, on_gpu, parse_shape,
                             parse_dtype_num, parse_device, gpu_backend)
 from carray.core._array cimport as_array
-from carray.core._dtype cimport BOOL, FLOAT32, FLOAT64, INT32, INT64, itemsize_of, bool_t
+from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT32, INT64, dtype_of, int_fits,
+                                 is_int_num, itemsize_of, bool_t)
 from carray.core._strided cimport MAXDIMS
 from libc.stdint cimport int32_t, int64_t
 from libc.math cimport floor
@@ -149,7 +150,7 @@ def _arange_plan(start, stop, step, dtype):
         raise ZeroDivisionError("arange: step must not be zero")
     all_int = all(isinstance(v, int) for v in (start, stop, step))
     cdef int num = parse_dtype_num(dtype, INT64 if all_int else FLOAT32)
-    if num == BOOL:
+    if num == BOOL or is_int_num(num) and num != INT32 and num != INT64:
         return None
     if all_int:
         n = max(0, -((start - stop) // step))
@@ -190,6 +191,11 @@ def _arange_host(start, stop=None, step=None, dtype=None, device=None):
         raise ZeroDivisionError("arange: step must not be zero")
     all_int = all(isinstance(v, int) for v in (start, stop, step))
     cdef int num = parse_dtype_num(dtype, INT64 if all_int else FLOAT32)
+    if is_int_num(num) and num != INT32 and num != INT64:
+        # the narrow and unsigned ints: NumPy checks start's range, then the values wrap
+        if isinstance(start, int) and not int_fits(start, num):
+            raise OverflowError(f"Python integer {start} out of bounds for {dtype_of(num).name}")
+        return _arange_host(start, stop, step, dtype_of(INT64)).astype(dtype_of(num))
     if all_int:
         n = max(0, -((start - stop) // step))
     else:
@@ -292,7 +298,7 @@ def _linspace_host(start, stop, num=50, endpoint=True, retstep=False, dtype=None
     if endpoint and n > 1:
         t[n - 1] = stop
     cdef int out_num = parse_dtype_num(dtype, FLOAT32)
-    if out_num == INT32 or out_num == INT64:
+    if is_int_num(out_num):
         for i in range(n):
             t[i] = floor(t[i])          # NumPy 2 rounds towards -inf for integer dtypes
     cdef Array a = new_array(1, &n, out_num)

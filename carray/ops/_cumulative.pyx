@@ -6,11 +6,12 @@ vectorises), on the device by carray/opencl/_scan.py (one work item per lane). B
 multiply) in order, as NumPy's accumulate does, so results match NumPy's bit for bit.
 """
 
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 from carray.core._array cimport (Array, as_array, copy_into, gpu_backend, new_array_on, normalize_axis,
                             on_gpu, parse_dtype_num)
-from carray.core._dtype cimport BOOL, FLOAT32, FLOAT64, INT32, INT64, bool_t, num_t
+from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16,
+                                 UINT32, UINT64, bool_t, is_unsigned_num, itemsize_of, num_t, u8_t)
 
 from carray.ops._optable cimport S_PROD, S_SUM
 
@@ -35,6 +36,8 @@ cdef inline num_t _mul(num_t a, num_t b) noexcept nogil:
         return <int32_t>(<uint32_t>a * <uint32_t>b)
     elif num_t is int64_t:
         return <int64_t>(<uint64_t>a * <uint64_t>b)
+    elif num_t is int8_t or num_t is int16_t or num_t is u8_t or num_t is uint16_t:
+        return <num_t>(<uint32_t>a * <uint32_t>b)
     else:
         return a * b
 
@@ -79,7 +82,9 @@ cdef object _accumulate(int op, object a, object axis, object dtype, object out,
         if not out.flags.writeable:
             raise ValueError("output array is read-only")
     cdef int num = x.dtype_num
-    cdef int ct = parse_dtype_num(dtype, INT64 if num == BOOL or num == INT32 else num)
+    # NumPy 2 accumulates bools and ints narrower than 64 bits in int64 (uint64 if unsigned)
+    cdef int ct = parse_dtype_num(dtype, num if itemsize_of(num) == 8 or num == FLOAT32 else
+                                  (UINT64 if is_unsigned_num(num) else INT64))
     cdef Array r = new_array_on(x.ndim, x.shape_, ct, x)
     copy_into(r, x)
     cdef Py_ssize_t outer = 1, inner = 1, n = x.shape_[ax]
@@ -100,6 +105,18 @@ cdef object _accumulate(int op, object a, object axis, object dtype, object out,
                     _scan(<int64_t*>r.data, outer, n, inner, op)
                 elif ct == INT32:
                     _scan(<int32_t*>r.data, outer, n, inner, op)
+                elif ct == INT8:
+                    _scan(<int8_t*>r.data, outer, n, inner, op)
+                elif ct == INT16:
+                    _scan(<int16_t*>r.data, outer, n, inner, op)
+                elif ct == UINT8:
+                    _scan(<u8_t*>r.data, outer, n, inner, op)
+                elif ct == UINT16:
+                    _scan(<uint16_t*>r.data, outer, n, inner, op)
+                elif ct == UINT32:
+                    _scan(<uint32_t*>r.data, outer, n, inner, op)
+                elif ct == UINT64:
+                    _scan(<uint64_t*>r.data, outer, n, inner, op)
                 else:
                     _scan(<bool_t*>r.data, outer, n, inner, op)
     if out is None:

@@ -18,7 +18,9 @@ from carray.core._array import DeviceMismatchError
 from carray.core._array cimport (Array, as_array, copy_into, make_view, may_overlap, new_array,
                             new_array_on, on_gpu,
                             normalize_axis, parse_dtype_num)
-from carray.core._dtype cimport BOOL, INT32, INT64, FLOAT32, FLOAT64, dtype_of, promote_nums
+from carray.core._dtype cimport (BOOL, INT32, INT64, FLOAT32, FLOAT64, dtype_of, int_fits,
+                                 is_int_num, is_unsigned_num, kind_rank, promote_nums,
+                                 promote_seq)
 from carray.core._strided cimport MAXDIMS
 from libc.stdint cimport PTRDIFF_MAX as PY_SSIZE_T_MAX
 
@@ -98,11 +100,11 @@ cdef int _parse_casting(object casting) except -1:
 
 
 cdef inline int _kind_rank(int num) noexcept:
-    return 0 if num == BOOL else (2 if num == FLOAT32 or num == FLOAT64 else 1)
+    return kind_rank(num)
 
 
 cdef bint _can_cast(int src, int dst, int casting) noexcept:
-    """NumPy's can_cast(src, dst, casting) for carray's five dtypes (casting: index into
+    """NumPy's can_cast(src, dst, casting) for carray's dtypes (casting: index into
     _CASTINGS)."""
     if src == dst or casting == 4:
         return True
@@ -110,7 +112,9 @@ cdef bint _can_cast(int src, int dst, int casting) noexcept:
         return False
     if casting == 2:
         return promote_nums(src, dst) == dst
-    return _kind_rank(dst) >= _kind_rank(src)
+    # same_kind: NumPy orders the kinds bool < unsigned < signed < float
+    return _kind_rank(dst) > _kind_rank(src) or _kind_rank(dst) == _kind_rank(src) and \
+        (_kind_rank(src) != 1 or is_unsigned_num(src) or not is_unsigned_num(dst))
 
 
 cdef int _check_casts(list arrs, int dst, int casting) except -1:
@@ -247,9 +251,7 @@ cdef Array _concat(list arrs, object axis, object out, object dtype, object cast
     # the result's dtype: NumPy 2 promotion of the inputs (Python scalars weak)
     num = res_num
     if num < 0:
-        num = (<Array>arrs[0]).dtype_num
-        for a in arrs:
-            num = promote_nums(num, a.dtype_num)
+        num = promote_seq([(<Array>a).dtype_num for a in arrs])
     if out is not None:
         o = _check_out(out, ndim, shape)
         num = o.dtype_num
@@ -314,7 +316,7 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     their sizes), a wrong `out`; AxisError for a bad axis; TypeError for a forbidden cast or for
     both `out` and `dtype`.
     """
-    cdef list arrs
+    cdef list arrs, strongs = []
     cdef int i, wk, weak = -1, strong = -1, num = -1
     cdef Array a
     if isinstance(arrays, Array):
@@ -332,7 +334,8 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
         else:
             a = x if isinstance(x, Array) else as_array(x, -1)
             arrs[i] = a
-            strong = a.dtype_num if strong < 0 else promote_nums(strong, a.dtype_num)
+            strongs.append(a.dtype_num)
+    strong = promote_seq(strongs)
     if weak >= 0:
         # Python scalars take the arrays' dtype within their kind (int32 array + 1 -> int32)
         # and raise it only to their kind's default (bool array + 1 -> int64), as NumPy 2's
@@ -723,6 +726,19 @@ cdef tuple _set_wrap_both(Array padded, int axis, Py_ssize_t left, Py_ssize_t ri
     return new_left, new_right
 
 
+cdef int _check_pad_values(Array cv, int num) except -1:
+    """NumPy writes per-axis constant_values (not one value or one pair, whose values it casts
+    unsafely) as Python numbers: into an integer array they must fit (OverflowError)."""
+    if not is_int_num(num) or cv.ndim < 3 and cv.size_c() in (1, 2) and cv.shape != (2, 1):
+        return 0
+    for v in cv.reshape(-1).tolist():
+        if isinstance(v, float) and v - v == 0:
+            v = int(v)
+        if type(v) is int and not int_fits(v, num):
+            raise OverflowError(f"Python integer {v} out of bounds for {dtype_of(num).name}")
+    return 0
+
+
 cdef list _pad_widths(object pad_width, int nd):
     """pad_width as nd [before, after] pairs of Python ints (TypeError unless integers)."""
     cdef Array w
@@ -730,7 +746,7 @@ cdef list _pad_widths(object pad_width, int nd):
         w = pad_width if isinstance(pad_width, Array) else as_array(pad_width, -1)
     except (TypeError, ValueError):
         raise TypeError(f"`pad_width` must be of integral type, got {pad_width!r}") from None
-    if w.dtype_num != INT32 and w.dtype_num != INT64:
+    if not is_int_num(w.dtype_num):
         raise TypeError(f"`pad_width` must be of integral type, got {dtype_of(w.dtype_num).name} "
                         f"{pad_width!r}")
     return _as_pairs(w, nd, True)
@@ -850,6 +866,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
                 not hasattr(values, "dtype"):
             cv = as_array(values, FLOAT64)      # Python floats: keep their full precision
         vals = _as_pairs(cv, nd, False)
+        _check_pad_values(cv, padded.dtype_num)
         for d in range(nd):
             roi = _roi(padded, widths, a, d)
             _set_pad_area(roi, d, widths[d][0], widths[d][1],

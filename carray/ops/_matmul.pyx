@@ -9,7 +9,8 @@ from libc.stdlib cimport free, malloc
 from carray.core._array import DeviceMismatchError
 from carray.core._array cimport (Array, as_array, check_same_device, copy_into, gpu_backend,
                                  new_array, new_array_on, on_gpu)
-from carray.core._dtype cimport BOOL, FLOAT32, FLOAT64, INT32, INT64, dtype_of, itemsize_of, promote_nums
+from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT32, INT64, dtype_of, itemsize_of,
+                                 kind_rank, promote_nums)
 from carray.core._strided cimport MAXDIMS
 from carray.cpu._gemm cimport float_matmul, int_matmul
 
@@ -21,7 +22,7 @@ cdef str _SIG = "(n?,k),(k,m?)->(n?,m?)"
 
 
 cdef inline int _kind(int num) noexcept:
-    return 0 if num == BOOL else (1 if num == INT32 or num == INT64 else 2)
+    return kind_rank(num)
 
 
 cdef bint _overlap(Array x, Array y) noexcept:

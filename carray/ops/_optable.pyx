@@ -14,9 +14,10 @@ carray/cpu/_kernels.pxi, one expression in carray/opencl/_elementwise.py, one de
 autograd's elementwise table; the coverage test names whichever is missing.
 """
 
-ALL_DTYPES = ("bool", "int32", "int64", "float32", "float64")
-NUMERIC_DTYPES = ("int32", "int64", "float32", "float64")
-INTEGER_DTYPES = ("bool", "int32", "int64")
+_SMALL_INTS = ("int8", "int16", "uint8", "uint16", "uint32", "uint64")
+ALL_DTYPES = ("bool", "int32", "int64", "float32", "float64") + _SMALL_INTS
+NUMERIC_DTYPES = ("int32", "int64", "float32", "float64") + _SMALL_INTS
+INTEGER_DTYPES = ("bool", "int32", "int64") + _SMALL_INTS
 
 
 class Op:

@@ -8,14 +8,14 @@ C-contiguous array of the input's shape. NaNs sort last; ties keep their origina
 
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cython.parallel cimport prange
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
 from carray.core._array cimport (Array, as_array, copy_into, gpu_backend, new_array_on, normalize_axis,
                             on_gpu)
 from carray.core._array import ascontiguousarray
-from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT32, INT64, bool_t, itemsize_of,
-                            num_t)
+from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16,
+                                 UINT32, UINT64, bool_t, itemsize_of, num_t, u8_t)
 from carray.core._strided cimport max_threads, region_enter, region_exit
 
 cdef enum:
@@ -166,6 +166,18 @@ cdef tuple _sorted(Array x, int ax, bint values, bint indices):
                 _sort_host(<int64_t*>k.data, ip, lanes, n)
             elif num == INT32:
                 _sort_host(<int32_t*>k.data, ip, lanes, n)
+            elif num == INT8:
+                _sort_host(<int8_t*>k.data, ip, lanes, n)
+            elif num == INT16:
+                _sort_host(<int16_t*>k.data, ip, lanes, n)
+            elif num == UINT8:
+                _sort_host(<u8_t*>k.data, ip, lanes, n)
+            elif num == UINT16:
+                _sort_host(<uint16_t*>k.data, ip, lanes, n)
+            elif num == UINT32:
+                _sort_host(<uint32_t*>k.data, ip, lanes, n)
+            elif num == UINT64:
+                _sort_host(<uint64_t*>k.data, ip, lanes, n)
             else:
                 _sort_host(<bool_t*>k.data, ip, lanes, n)
     if ax == last:

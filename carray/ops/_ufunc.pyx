@@ -17,14 +17,17 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from cython.parallel cimport prange
 from libc.math cimport INFINITY, NAN
-from libc.stdint cimport int32_t, int64_t, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
+from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t,
+                         INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN)
 from libc.string cimport memset
 
 from carray.core._array cimport (Array, as_array, check_same_device, copy_into, gpu_backend,
                                  make_view, may_overlap, new_array, new_array_on, normalize_axis,
                                  on_gpu, parse_dtype_num)
-from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT32, INT64, NTYPES, bool_t, dtype_of,
-                                 itemsize_of, num_t, promote_nums)
+from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, NTYPES, UINT8,
+                                 UINT16, UINT32, UINT64, bool_t, dtype_of, int_fits,
+                                 is_unsigned_num, itemsize_of, kind_rank, num_t, promote_nums,
+                                 u8_t)
 from carray.core._strided cimport (MAXDIMS, MAXOPS, NdLoop, cast_loop_for, loop1d_t,
                                    max_threads, prepare_loop, prepare_loop_by, region_enter,
                                    region_exit, run_loop)
@@ -144,7 +147,13 @@ cdef inline int _weak_kind(object x) noexcept:
 
 
 cdef inline int _kind_rank(int num) noexcept:
-    return 0 if num == BOOL else (2 if num == FLOAT32 or num == FLOAT64 else 1)
+    return kind_rank(num)
+
+
+cdef inline int _float_for(int num) noexcept:
+    """The float type a float-only op computes an int or bool type in: NumPy gives float16 for
+    1-byte types (carray, without float16: float32), float32 for 2-byte, float64 for wider."""
+    return FLOAT32 if itemsize_of(num) <= 2 else FLOAT64
 
 
 cdef inline int _with_weak(int num, int kind) noexcept:
@@ -215,7 +224,9 @@ cdef bint _overlaps(Array a, Array b) noexcept:
 
 
 cdef inline bint _can_cast_same_kind(int src, int dst) noexcept:
-    return _kind_rank(dst) >= _kind_rank(src)
+    """NumPy's same_kind casting: the kinds ordered bool < unsigned < signed < float."""
+    return _kind_rank(dst) > _kind_rank(src) or _kind_rank(dst) == _kind_rank(src) and \
+        (_kind_rank(src) != 1 or is_unsigned_num(src) or not is_unsigned_num(dst))
 
 
 cdef Array _output(object out, int nd, Py_ssize_t* shape, int num, str name,
@@ -320,6 +331,9 @@ cdef object binary(int kind, int code, object x, object y, object out):
     # compute dtype: NumPy 2 promotion with weak Python scalars
     if wx < 0 and wy < 0:
         ct = promote_nums((<Array>x).dtype_num, (<Array>y).dtype_num)
+        if compare and ct == FLOAT64 and code <= C_GE and _kind_rank((<Array>x).dtype_num) == 1 \
+                and _kind_rank((<Array>y).dtype_num) == 1:
+            return _signed_unsigned_compare(code, <Array>x, <Array>y, out)
     elif wx < 0:
         ct = _with_weak((<Array>x).dtype_num, wy)
     elif wy < 0:
@@ -333,13 +347,31 @@ cdef object binary(int kind, int code, object x, object y, object out):
         if ct == BOOL and _BINARY_ROWS[code].bool_error is not None:
             raise TypeError(_BINARY_ROWS[code].bool_error)
         if rule == TO_FLOAT and _kind_rank(ct) < 2:
-            ct = FLOAT64 if wx < 0 or wy < 0 else FLOAT32
+            # NumPy: int / int is float64; the other float ops of ints take the float that
+            # holds the int type (float16 for 1-byte types: carray's float32); two Python
+            # scalars give carray's default float
+            if wx >= 0 and wy >= 0:
+                ct = FLOAT32
+            elif code == B_DIV:
+                ct = FLOAT64
+            elif wx < 0 and wy < 0:     # the float each input casts to safely (int8 + uint16:
+                ct = promote_nums(_float_for((<Array>x).dtype_num),      # float32)
+                                  _float_for((<Array>y).dtype_num))
+            else:
+                ct = _float_for(ct)
         if rule == BOOL_TO_INT and ct == BOOL:
-            ct = INT64        # NumPy gives int8, which carray does not have
+            ct = INT8         # as NumPy
+    elif _kind_rank(ct) == 1 and (wx < 0) != (wy < 0) and \
+            (wx == 1 and not _fits(x, ct) or wy == 1 and not _fits(y, ct)):
+        # NumPy 2 compares an int array with any Python int by value: one beyond the type's
+        # range compares as the type's max (or min) with the comparison adjusted, exactly
+        if wx == 1:                     # v op a is a op' v
+            x, y, wx, wy = y, x, wy, wx
+            code = _FLIPPED[code]
+        code, y = _clamped_compare(code, y, ct)
     elif _kind_rank(ct) == 1 and (wx == 1 and not _fits(x, ct) or wy == 1 and not _fits(y, ct)):
-        # NumPy 2 compares an int array with any Python int by value: widen to int64, or to
-        # float64 beyond int64's range
-        ct = INT64 if (wx != 1 or _fits(x, INT64)) and (wy != 1 or _fits(y, INT64)) else FLOAT64
+        # two Python ints beyond int64: compared as float64
+        ct = FLOAT64
     res_num = BOOL if compare else ct
     _check_out_cast(out, res_num, name)
     cdef Array dev = None         # a device operand: the op runs on its device
@@ -348,7 +380,8 @@ cdef object binary(int kind, int code, object x, object y, object out):
         dev = _device_operand(name, x, y, out)
     a = _operand(x, wx, ct)
     b = _operand(y, wy, ct)
-    if not compare and code == B_POW and _kind_rank(ct) == 1 and a.size_c() > 0 and \
+    if not compare and code == B_POW and _kind_rank(ct) == 1 and not is_unsigned_num(ct) and \
+            a.size_c() > 0 and \
             _any_negative(b):
         raise ValueError("Integers to negative integer powers are not allowed.")
     # a given out takes part in broadcasting: the inputs may broadcast up to its shape
@@ -391,11 +424,36 @@ cdef Array _device_operand(str name, object x, object y, object z):
     return dev
 
 
+cdef object _signed_unsigned_compare(int code, Array x, Array y, object out):
+    """x (code) y exactly for a signed int array and a uint64 one (their promotion, float64,
+    would round): a negative value is below every unsigned one; others compare as uint64."""
+    cdef str name = _COMPARE_NAMES[code]
+    if is_unsigned_num(x.dtype_num):        # s op u, with s the signed operand on the left
+        x, y, code = y, x, _FLIPPED[code]
+    cdef Array u64 = y.astype(dtype_of(UINT64)) if y.dtype_num != UINT64 else y
+    exact = binary(COMPARE, code, x.astype(dtype_of(UINT64)), u64, None)
+    negative_result = code in (C_LT, C_LE, C_NE)
+    result = where(binary(COMPARE, C_LT, x, 0, None), negative_result, exact)
+    return result if out is None else _finish_into(result, out, name)
+
+
+cdef tuple _FLIPPED = (C_EQ, C_NE, C_GT, C_GE, C_LT, C_LE, C_AND, C_OR)     # a op b = b op' a
+
+
+cdef tuple _clamped_compare(int code, object v, int num):
+    """(code', v') such that `a code' v'` equals `a code v` for every a of integer type num,
+    where the Python int v lies outside num's range and v' is num's max (or min)."""
+    lo, hi = _int_identity(num, LOWEST), _int_identity(num, HIGHEST)
+    if code == C_AND or code == C_OR:
+        return code, 1                  # (v is nonzero)
+    if v > hi:      # a < v, a <= v, a != v: always; a > v, a >= v, a == v: never
+        return (C_LE if code in (C_LT, C_LE, C_NE) else C_GT), hi
+    return (C_GE if code in (C_GT, C_GE, C_NE) else C_LT), lo
+
+
 cdef inline bint _fits(object value, int num):
     """True when the Python int `value` fits integer type num."""
-    if num == INT32:
-        return -2147483648 <= value <= 2147483647
-    return -9223372036854775808 <= value <= 9223372036854775807
+    return int_fits(value, num) == 1
 
 
 cdef bint _any_negative(Array b) except -1:
@@ -424,11 +482,11 @@ cdef object unary(int kind, int code, object x, object out):
     if not predicate:
         rule = _UNARY_RULE[code]
         if rule == TO_FLOAT and _kind_rank(ct) < 2:
-            ct = FLOAT32 if ct == BOOL else FLOAT64
+            ct = _float_for(ct)
         elif ct == BOOL and _UNARY_ROWS[code].bool_error is not None:
             raise TypeError(_UNARY_ROWS[code].bool_error)
         elif ct == BOOL and rule == BOOL_TO_INT:
-            ct = INT64
+            ct = INT8         # as NumPy
         elif rule == INTEGER and _kind_rank(ct) == 2:
             _refuse_float(name)
     res_num = BOOL if predicate else ct
@@ -515,14 +573,17 @@ cdef int _reduced_axes(object axis, int ndim, bint* reduced) except -1:
     return n
 
 
-cdef void _fill_identity(Array o, int op) noexcept:
+cdef int _fill_identity(Array o, int op) except -1:
     """Set every element of the contiguous array o to the identity the op table gives op (ZERO,
     ONE, or the LOWEST/HIGHEST value of o's type: -inf/+inf for floats)."""
     cdef Py_ssize_t i, n = o.size_c()
     cdef int num = o.dtype_num, ident = _IDENTITY[op]
     if ident == ZERO:
         memset(o.data, 0, n * o.itemsize)
-        return
+        return 0
+    if num != FLOAT32 and num != FLOAT64 and num != INT64 and num != INT32 and num != BOOL:
+        copy_into(o, as_array(_int_identity(num, ident), num))
+        return 0
     for i in range(n):
         if num == FLOAT32:
             (<float*>o.data)[i] = 1 if ident == ONE else (-INFINITY if ident == LOWEST else INFINITY)
@@ -534,6 +595,17 @@ cdef void _fill_identity(Array o, int op) noexcept:
             (<int32_t*>o.data)[i] = 1 if ident == ONE else (INT32_MIN if ident == LOWEST else INT32_MAX)
         else:
             (<bool_t*>o.data)[i] = 0 if ident == LOWEST else 1
+    return 0
+
+
+cdef object _int_identity(int num, int ident):
+    """The identity `ident` (ONE, LOWEST or HIGHEST) of integer type num as a Python int."""
+    cdef object bits = 8 * itemsize_of(num)         # (Python ints: 2**64 - 1 is exact)
+    if ident == ONE:
+        return 1
+    if is_unsigned_num(num):
+        return 0 if ident == LOWEST else (1 << bits) - 1
+    return -(1 << (bits - 1)) if ident == LOWEST else (1 << (bits - 1)) - 1
 
 
 # A reduction into another dtype (sum of bools into int64, sum(dtype="float64") of ints, ...)
@@ -742,8 +814,10 @@ cdef object _reduce(int op, object x, object axis, object dtype, object out, bin
     if dtype is not None:
         ct = parse_dtype_num(dtype, ct)
     elif op == R_SUM or op == R_PROD:
-        if ct == BOOL or ct == INT32:
-            ct = INT64
+        if ct == BOOL or ct == INT8 or ct == INT16 or ct == INT32:
+            ct = INT64        # NumPy 2 sums small ints in the default int (uint64 if unsigned)
+        elif ct == UINT8 or ct == UINT16 or ct == UINT32:
+            ct = UINT64
     if (op == R_MAX or op == R_MIN) and count == 0 and not empty_ok:
         raise ValueError(f"zero-size array to reduction operation {_REDUCE_NAMES[op]} which has "
                          f"no identity")
@@ -990,6 +1064,18 @@ cdef object _arg(object a, object axis, object out, bint keepdims, bint want_max
             _arg_rows(<int64_t*>rows.data, nrows, n, <int64_t*>res.data, want_max)
         elif num == INT32:
             _arg_rows(<int32_t*>rows.data, nrows, n, <int64_t*>res.data, want_max)
+        elif num == INT8:
+            _arg_rows(<int8_t*>rows.data, nrows, n, <int64_t*>res.data, want_max)
+        elif num == INT16:
+            _arg_rows(<int16_t*>rows.data, nrows, n, <int64_t*>res.data, want_max)
+        elif num == UINT8:
+            _arg_rows(<u8_t*>rows.data, nrows, n, <int64_t*>res.data, want_max)
+        elif num == UINT16:
+            _arg_rows(<uint16_t*>rows.data, nrows, n, <int64_t*>res.data, want_max)
+        elif num == UINT32:
+            _arg_rows(<uint32_t*>rows.data, nrows, n, <int64_t*>res.data, want_max)
+        elif num == UINT64:
+            _arg_rows(<uint64_t*>rows.data, nrows, n, <int64_t*>res.data, want_max)
         else:
             _arg_rows(<bool_t*>rows.data, nrows, n, <int64_t*>res.data, want_max)
     return _arg_finish(res, x, axis, ax, out, keepdims, name)

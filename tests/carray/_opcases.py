@@ -170,15 +170,23 @@ def carray_compute_dtype(x, y):
     return dt
 
 
+def _int_float(x, y):
+    """NumPy's float for a float op of int/bool operands: the smallest that every array operand
+    casts to safely (with a Python scalar: the one that holds the promoted type)."""
+    arrays = [v for v in (x, y) if isinstance(v, np.ndarray)]
+    if len(arrays) < 2:
+        return np.promote_types(np.result_type(x, y), np.float16)
+    return np.result_type(*(np.promote_types(a.dtype, np.float16) for a in arrays))
+
+
 def differs_from_numpy(name, x, y):
     """True where carray's result dtype deliberately differs from NumPy's for x (op) y."""
     has_float_scalar = any(type(v) is float for v in (x, y))
     has_float_array = any(isinstance(v, np.ndarray) and v.dtype.kind == "f" for v in (x, y))
     if has_float_scalar and not has_float_array and name not in COMPARISONS:
         return True
-    if name in FLOAT_BINARY and name != "divide" and np.result_type(x, y).kind == "b":
-        return True                     # NumPy: float16
-    return name in ("power", "fmod") and np.result_type(x, y).kind == "b"
+    # NumPy: float16 (of bool, int8, uint8); carray has none: float32
+    return name in FLOAT_BINARY and name != "divide" and _int_float(x, y) == np.float16
 
 
 def carray_binary_dtype(name, x, y):
@@ -189,13 +197,18 @@ def carray_binary_dtype(name, x, y):
         return np.dtype("bool")
     if name == "subtract" and ct.kind == "b":
         return None
-    if name in FLOAT_BINARY and ct.kind in "bi":
-        # NumPy: int / int -> float64 (also with weak Python ints), bool / bool -> float64;
-        # carray: two Python scalars -> float32 (its default float)
+    if name in FLOAT_BINARY and ct.kind in "biu":
+        # NumPy: int / int -> float64 (also with weak Python ints), bool / bool -> float64; the
+        # other float ops take the float that holds the int type (float16 for 1-byte types:
+        # carray float32); carray: two Python scalars -> float32 (its default float)
         arrays = [v for v in (x, y) if isinstance(v, np.ndarray)]
-        return np.dtype("float64") if arrays else np.dtype("float32")
+        if not arrays:
+            return np.dtype("float32")
+        if name == "divide":
+            return np.dtype("float64")
+        return np.promote_types(_int_float(x, y), np.float32)
     if name in ("power", "fmod") and ct.kind == "b":
-        return np.dtype("int64")        # NumPy: int8
+        return np.dtype("int8")
     return ct
 
 
@@ -205,16 +218,14 @@ def carray_unary_dtype(name, dt):
     if name in PREDICATES:
         return np.dtype("bool")
     if name in FLOAT_UNARY:
-        if dt.kind == "b":
-            return np.dtype("float32")  # NumPy: float16
-        if dt.kind == "i":
-            return np.dtype("float64")
+        if dt.kind in "biu":            # NumPy: float16 for 1-byte types, which carray lacks
+            return np.dtype("float32") if dt.itemsize <= 2 else np.dtype("float64")
         return dt
     if dt.kind == "b":
         if name in ("negative", "sign"):
             return None
         if name in ("square", "reciprocal"):
-            return np.dtype("int64")    # NumPy: int8
+            return np.dtype("int8")
     return dt
 
 

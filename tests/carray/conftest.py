@@ -1,6 +1,6 @@
 """Shared helpers and hypothesis strategies for carray's tests: NumPy is the oracle.
 
-- `dtypes`, `shapes`, `pairs`: random dtypes (bool/int32/int64/float32/float64), random shapes
+- `dtypes`, `shapes`, `pairs`: random dtypes (any of ALL_DTYPES), random shapes
   (0-d to 6-d, zero-size dims included) and (carray array, NumPy array) pairs with equal contents.
 - `assert_same(a, n)`: a carray array `a` equals the NumPy array `n` in type, shape, dtype name,
   values (bit for bit, through a zero-copy np.asarray(a)) and byte strides (for non-empty arrays,
@@ -29,8 +29,11 @@ os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
 DTYPES = ("bool", "int32", "int64", "float32", "float64")
 NUMERIC = ("int32", "int64", "float32", "float64")
+# the narrow and unsigned integers; ALL_DTYPES is every dtype carray has
+SMALL_INTS = ("int8", "int16", "uint8", "uint16", "uint32", "uint64")
+ALL_DTYPES = DTYPES + SMALL_INTS
 
-dtypes = st.sampled_from(DTYPES)
+dtypes = st.sampled_from(ALL_DTYPES)
 seeds = st.integers(0, 2**32 - 1)
 
 
@@ -50,9 +53,10 @@ def random_values(dtype, shape, seed, special=False):
     dtype = np.dtype(dtype)
     if dtype == np.bool_:
         return np.asarray(rng.random(shape) < 0.5)
-    if dtype.kind == "i":
+    if dtype.kind in "iu":
         info = np.iinfo(dtype)
-        out = rng.integers(-1000, 1000, size=shape, dtype=dtype, endpoint=True)
+        out = rng.integers(max(info.min, -1000), min(info.max, 1000), size=shape, dtype=dtype,
+                           endpoint=True)
         if special and out.size:
             flat = out.reshape(-1)
             flat[rng.integers(0, out.size, size=min(3, out.size))] = info.min

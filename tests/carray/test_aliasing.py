@@ -233,7 +233,8 @@ def test_exports_of_random_views(pair, data):
     mv = memoryview(v)
     assert mv.shape == nv.shape and mv.strides == v.strides
     assert mv.readonly == (not nv.flags.writeable)
-    assert mv.format in ("?", "i", "l", "q", "f", "d") and mv.itemsize == n.itemsize
+    assert mv.format in ("?", "b", "h", "i", "l", "q", "B", "H", "I", "Q", "f", "d") and \
+        mv.itemsize == n.itemsize
     exports.append(np.asarray(mv))
     for e in exports:
         assert same_bits(e, nv)

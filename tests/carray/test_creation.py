@@ -16,7 +16,15 @@ from hypothesis import strategies as st
 
 import carray as ca
 
-from conftest import DTYPES, assert_same, gpu_examples, random_basic_key, random_values, shapes
+from conftest import (
+    ALL_DTYPES,
+    DTYPES,
+    assert_same,
+    gpu_examples,
+    random_basic_key,
+    random_values,
+    shapes,
+)
 
 SET = settings(max_examples=60, deadline=None)
 SMALL = settings(max_examples=30, deadline=None)
@@ -143,11 +151,13 @@ def test_numpy_scalars_keep_their_dtype(value):
     assert ca.array([value, value]).dtype == np.array([value, value]).dtype
 
 
-def test_numpy_scalars_of_dtypes_carray_lacks_are_converted():
+def test_numpy_scalars_keep_their_dtype_or_are_converted():
     assert ca.asarray(np.uint8(200)).tolist() == 200
-    assert ca.asarray(np.uint8(200)).dtype == "int64"
+    assert ca.asarray(np.uint8(200)).dtype == "uint8"
     assert ca.asarray(np.float16(0.5)).tolist() == 0.5
     assert ca.array([np.uint16(3), np.int8(-4)]).tolist() == [3, -4]
+    mixed = [np.uint16(3), np.int8(-4)]
+    assert ca.array(mixed).dtype == np.array(mixed).dtype
 
 
 def test_explicit_dtype_for_scalars_and_sequences():
@@ -282,10 +292,12 @@ def test_asarray_copy_false_raises_when_a_copy_is_needed():
     n = np.arange(4.0)
     with pytest.raises(ValueError):
         ca.asarray(n, dtype="float32", copy=False)
-    # carray holds no uint8 or float16: converting them is a copy (NumPy would share them)
-    for dt in ("uint8", "float16", ">f8"):
+    # carray holds no float16 or big-endian data: converting them is a copy (NumPy would share)
+    for dt in ("float16", ">f8"):
         with pytest.raises(ValueError, match="copy"):
             ca.asarray(np.arange(4, dtype=dt), copy=False)
+    u8 = np.arange(4, dtype="uint8")
+    assert np.shares_memory(np.asarray(ca.asarray(u8, copy=False)), u8)
     a = ca.arange(3)
     assert ca.asarray(a, copy=False) is a and ca.asarray(a) is a
     assert ca.asarray(a, dtype="int64", copy=False) is a
@@ -331,21 +343,23 @@ def test_array_array_is_shared(code, dtype):
 
 
 @pytest.mark.parametrize("code", ["b", "B", "h", "H", "I", "L", "Q"])
-def test_array_array_of_other_int_types_is_converted(code):
+def test_array_array_of_other_int_types_keeps_its_type_zero_copy(code):
     values = [1, 2, 3, 100]
     buf = array.array(code, values)
     a = ca.asarray(buf)
     assert a.tolist() == np.asarray(buf).tolist() == values
-    assert a.dtype == "int64"       # the int kind's default, as for Python ints
+    assert a.dtype == np.asarray(buf).dtype
+    a[0] = 5
+    assert buf[0] == 5
 
 
-def test_bytearray_and_memoryview_are_converted():
+def test_bytearray_and_memoryview_are_shared_as_uint8():
     data = bytearray([1, 2, 255, 0])
     a = ca.asarray(data)
     assert a.tolist() == np.asarray(data).tolist() == [1, 2, 255, 0]
-    assert a.dtype == "int64"
+    assert a.dtype == "uint8" == np.asarray(data).dtype
     a[0] = 5
-    assert data[0] == 1
+    assert data[0] == 5
     assert ca.asarray(memoryview(b"\x07\x08")).tolist() == [7, 8]
     # a memoryview of a NumPy array (strided too) is shared like the array itself
     n = np.arange(12.0).reshape(3, 4)
@@ -367,7 +381,7 @@ def test_numpy_arrays_of_other_dtypes_are_converted(dtype, shape, seed, transpos
     a = ca.asarray(n)
     kind = np.dtype(dtype).kind
     # carray keeps the dtypes it has (byte order aside); others become the kind's default
-    if np.dtype(dtype).newbyteorder("=").name in DTYPES:
+    if np.dtype(dtype).newbyteorder("=").name in ALL_DTYPES:
         expect = np.dtype(dtype).newbyteorder("=").name
     else:
         expect = "float32" if kind == "f" else "int64"

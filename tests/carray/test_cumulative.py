@@ -14,7 +14,15 @@ from hypothesis import strategies as st
 import carray as ca
 
 from _opcases import operand, small_shapes
-from conftest import DTYPES, assert_raises_like, gpu_examples, on, random_values, to_numpy
+from conftest import (
+    ALL_DTYPES,
+    DTYPES,
+    assert_raises_like,
+    gpu_examples,
+    on,
+    random_values,
+    to_numpy,
+)
 from conftest import assert_same as _assert_same
 
 
@@ -35,7 +43,7 @@ SET = settings(max_examples=40, deadline=None)
 
 @st.composite
 def case(draw, device):
-    dtype = draw(st.sampled_from(DTYPES))
+    dtype = draw(st.sampled_from(ALL_DTYPES))
     shape = draw(small_shapes())
     a, n = draw(operand(dtype, shape, special=True, device=device))
     nd = max(n.ndim, 1)     # a 0-d array accumulates as 1-d (axis 0 and -1 are fine)
@@ -57,7 +65,7 @@ def test_matches_numpy(device, data):
 
 
 @pytest.mark.parametrize("name", ["cumsum", "cumprod"])
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", DTYPES + ("int8", "uint16", "uint64"))
 def test_long_lanes_and_dtype_argument(device, name, dtype):
     n = random_values(dtype, (3, 700, 2), 1)
     if name == "cumprod" and n.dtype.kind == "f":
@@ -65,7 +73,7 @@ def test_long_lanes_and_dtype_argument(device, name, dtype):
     a = on(n, device)
     for axis in (0, 1, -1, None):
         assert_same(getattr(ca, name)(a, axis=axis), getattr(np, name)(n, axis=axis))
-    for dt in ("float32", "int32", "bool"):
+    for dt in ("float32", "int32", "bool", "uint8", "int16"):
         with np.errstate(all="ignore"):
             expected = getattr(np, name)(n[:, ::-7], axis=1, dtype=dt)
         assert_same(getattr(ca, name)(a[:, ::-7], axis=1, dtype=dt), expected)

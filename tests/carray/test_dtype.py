@@ -16,12 +16,12 @@ from hypothesis import strategies as st
 
 import carray as ca
 
-from conftest import DTYPES, assert_same, random_values, shapes
+from conftest import ALL_DTYPES as DTYPES
+from conftest import assert_same, random_values, shapes
 
 SET = settings(max_examples=40, deadline=None)
 
-CA_DTYPES = {"bool": ca.bool_, "int32": ca.int32, "int64": ca.int64, "float32": ca.float32,
-             "float64": ca.float64}
+CA_DTYPES = {name: ca.bool_ if name == "bool" else getattr(ca, name) for name in DTYPES}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -67,7 +67,7 @@ def test_python_types():
 
 
 def test_hashable():
-    assert len({*CA_DTYPES.values()}) == 5
+    assert len({*CA_DTYPES.values()}) == len(DTYPES) == 11
     for name, d in CA_DTYPES.items():
         assert hash(d) == hash(name)        # so a dtype finds entries keyed by its name
         assert {name: 1}[d] == 1 and {d: 2}[name] == 2 and {d: 3}[d] == 3
@@ -77,7 +77,10 @@ def test_hashable():
 @pytest.mark.parametrize("spec", ["bool", "?", "b1", "|b1", "bool_", "int32", "i4", "<i4", "=i4",
                                   "i", "intc", "int64", "i8", "<i8", "l", "q", "int", "int_",
                                   "long", "longlong", "intp", "float32", "f4", "<f4", "f",
-                                  "single", "float64", "f8", "<f8", "d", "double"])
+                                  "single", "float64", "f8", "<f8", "d", "double", "int8", "i1",
+                                  "b", "byte", "int16", "i2", "h", "short", "uint8", "u1", "B",
+                                  "ubyte", "uint16", "u2", "H", "ushort", "uint32", "u4", "I",
+                                  "uintc", "uint64", "u8", "L", "Q", "uint", "ulong", "uintp"])
 def test_names_as_numpy(spec):
     d = ca.dtype(spec)
     assert d.name == np.dtype(spec).name
@@ -145,7 +148,8 @@ def _expected_with_weak_scalars(strong, scalars):
     weak Python floats (every strong operand is bool or int), carray gives float32 where
     NumPy gives float64."""
     expect = np.result_type(*[np.zeros(1, t) for t in strong], *scalars).name
-    strong_kind = max(("bif".index(np.dtype(t).kind) for t in strong), default=-1)
+    strong_kind = "biuf".index(np.result_type(*strong).kind) if strong else -1
+    strong_kind -= strong_kind >= 2           # int and uint are one kind here
     if any(type(s) is float for s in scalars) and strong_kind < 2:
         assert expect == "float64"
         return "float32"

@@ -44,7 +44,16 @@ from _opcases import (
     operand,
     small_shapes,
 )
-from conftest import DTYPES, assert_raises_like, gpu_examples, on, random_values, to_numpy
+from conftest import (
+    ALL_DTYPES,
+    DTYPES,
+    SMALL_INTS,
+    assert_raises_like,
+    gpu_examples,
+    on,
+    random_values,
+    to_numpy,
+)
 
 SET = settings(max_examples=30, deadline=None)
 FEW = settings(max_examples=15, deadline=None)
@@ -147,8 +156,8 @@ def _unary_reference(name, n, dtype):
             return NP_UNARY[name](n.astype(np.float64))
         native = NP_UNARY[name](n)
         if name not in ("relu",):
-            deliberate = n.dtype.kind == "b" and (name in FLOAT_UNARY or
-                                                  name in ("square", "reciprocal"))
+            # NumPy's float16 results (bool, int8, uint8) are carray's float32
+            deliberate = n.dtype.itemsize == 1 and n.dtype.kind in "biu" and name in FLOAT_UNARY
             if not deliberate:
                 assert native.dtype == dtype, (name, n.dtype, native.dtype, dtype)
         if native.dtype != dtype:
@@ -161,7 +170,7 @@ def _unary_reference(name, n, dtype):
 @given(data=st.data())
 @SET
 def test_unary(name, device, data):
-    dt = data.draw(st.sampled_from(DTYPES), label="dtype")
+    dt = data.draw(st.sampled_from(ALL_DTYPES), label="dtype")
     shape = data.draw(small_shapes(), label="shape")
     a, n = data.draw(operand(dt, shape, special=True, device=device), label="x")
     func = getattr(ca, name)
@@ -190,26 +199,29 @@ def test_unary(name, device, data):
 @pytest.mark.parametrize("name", ["exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid",
                                   "log1p", "expm1"])
 def test_float_ops_of_bool_and_int_dtypes(name):
-    """Float ops of bool give float32 (NumPy: float16); of ints float64."""
+    """Float ops of bool, int8 and uint8 give float32 (NumPy: float16); of int16 and uint16
+    float32; of wider ints float64."""
     b = ca.array([True, False])
     assert getattr(ca, name)(b).dtype.name == "float32"
-    for dt in ("int32", "int64"):
+    for dt in ("int32", "int64", "uint32", "uint64"):
         assert getattr(ca, name)(ca.array([1, 2], dtype=dt)).dtype.name == "float64"
+    for dt in ("int8", "uint8", "int16", "uint16"):
+        assert getattr(ca, name)(ca.array([1, 2], dtype=dt)).dtype.name == "float32"
     assert getattr(ca, name)(ca.array([1.0], dtype="float32")).dtype.name == "float32"
     assert getattr(ca, name)(ca.array([1.0], dtype="float64")).dtype.name == "float64"
 
 
 def test_reciprocal_of_integers_keeps_the_dtype(device):
-    """As NumPy: 1 // x in the integer dtype, the most negative value for 0; bool gives int64
-    (NumPy: int8)."""
-    for dt in ("int32", "int64"):
-        x = np.array([0, 1, 2, -1, -3, 7], dt)
+    """As NumPy: 1 // x in the integer dtype; for 0 the most negative value (int32, int64) or 0
+    (the narrow and unsigned ints); bool gives int8."""
+    for dt in ("int32", "int64") + SMALL_INTS:
+        x = np.array([0, 1, 2, -1, -3, 7]).astype(dt)
         with np.errstate(**ERRSTATE):
             expected = np.reciprocal(x)
         r = ca.reciprocal(on(x, device))
         assert r.dtype.name == dt
         np.testing.assert_array_equal(to_numpy(r), expected)
-    assert ca.reciprocal(ca.array([True])).dtype.name == "int64"
+    assert ca.reciprocal(ca.array([True])).dtype.name == "int8"
 
 
 def test_unary_special_values(device):
@@ -250,7 +262,7 @@ def binary_operands(draw, name, scalars=True, device="cpu"):
             cas.append(v)
             nps.append(v)
         else:
-            dt = draw(st.sampled_from(DTYPES), label=f"dtype{side}")
+            dt = draw(st.sampled_from(ALL_DTYPES), label=f"dtype{side}")
             a, n = draw(operand(dt, shp, special=name != "power", fix=_fix(name, side),
                                 device=device), label=f"x{side}")
             cas.append(a)
@@ -268,9 +280,9 @@ def _binary_reference(name, x, y):
             assert np.asarray(native).dtype == expected, (name, native.dtype, expected)
         ct = carray_compute_dtype(x, y)
         if name in ("power", "fmod") and ct.kind == "b":
-            ct = np.dtype("int64")
-        if name in FLOAT_BINARY and ct.kind in "bi":
-            ct = expected                   # (NumPy: float16 for bool)
+            ct = np.dtype("int8")
+        if name in FLOAT_BINARY and ct.kind in "biu":
+            ct = expected                   # (NumPy: float16 for bool, int8, uint8)
         ref = npf(_cast(x, ct), _cast(y, ct))
     return expected, ref
 
@@ -292,7 +304,14 @@ def test_binary(name, device, data):
             with pytest.raises(TypeError):
                 BINARY_OPERATORS[name](xa, ya)
         return
-    expected, ref = _binary_reference(name, xn, yn)
+    try:
+        expected, ref = _binary_reference(name, xn, yn)
+    except OverflowError:                      # a Python int out of an array's range
+        if name not in COMPARISONS:            # NumPy compares it by value
+            with pytest.raises(OverflowError):
+                func(xa, ya)
+            return
+        expected, ref = np.dtype(bool), getattr(np, name)(xn, yn)
     exact = not (name in ("power",) + TRANSCENDENTAL_BINARY and expected.kind == "f")
     r = func(xa, ya)
     check_values(r, ref, expected, exact=exact, device=device)
@@ -311,7 +330,7 @@ def test_binary(name, device, data):
 @FEW
 def test_binary_same_array_and_self_views(name, device, data):
     """x op x and x op x[::-1] / x.T (operands sharing memory)."""
-    dt = data.draw(st.sampled_from(DTYPES))
+    dt = data.draw(st.sampled_from(ALL_DTYPES))
     k = data.draw(st.integers(0, 5))
     a, n = data.draw(operand(dt, (k, k), special=name != "power", fix=_fix(name, 1),
                              device=device))
@@ -350,7 +369,7 @@ def test_weak_scalar_dtypes():
     b = ca.array([True, False])
     assert (b + 1).dtype.name == "int64" and (b + 1.0).dtype.name == "float32"
     assert (b + b).dtype.name == "bool" and (b * b).dtype.name == "bool"
-    assert (b ** b).dtype.name == "int64"               # NumPy: int8
+    assert (b ** b).dtype.name == "int8"                # as NumPy
     f32 = ca.array([1.0], dtype="float32")
     assert (f32 + 1).dtype.name == "float32" and (f32 + 1e10).dtype.name == "float32"
     assert (f32 + ca.array([1], dtype="int32")).dtype.name == "float64"
@@ -458,7 +477,7 @@ def test_where(device, data):
     x and y arrays or Python scalars; the result dtype is their promotion (carray's weak-scalar
     rules)."""
     cshape, s1, s2, _ = data.draw(broadcast_shapes_n(3))
-    c, cn = data.draw(operand(data.draw(st.sampled_from(DTYPES)), cshape, special=True,
+    c, cn = data.draw(operand(data.draw(st.sampled_from(ALL_DTYPES)), cshape, special=True,
                               device=device))
     vals = []
     for side, shp in enumerate((s1, s2)):
@@ -466,11 +485,16 @@ def test_where(device, data):
             v = data.draw(_scalar("where", side))
             vals.append((v, v))
         else:
-            dt = data.draw(st.sampled_from(DTYPES))
+            dt = data.draw(st.sampled_from(ALL_DTYPES))
             vals.append(data.draw(operand(dt, shp, special=True, device=device)))
     (xa, xn), (ya, yn) = vals
-    ct = carray_compute_dtype(xn, yn)
-    ref = np.where(cn, _cast(xn, ct), _cast(yn, ct))
+    try:
+        ct = carray_compute_dtype(xn, yn)
+        ref = np.where(cn, _cast(xn, ct), _cast(yn, ct))
+    except OverflowError:                   # a Python int out of the other side's range
+        with pytest.raises(OverflowError):
+            ca.where(c, xa, ya)
+        return
     if isinstance(xn, np.ndarray) or isinstance(yn, np.ndarray):
         if not differs_from_numpy("where", xn, yn):
             assert np.where(cn, xn, yn).dtype == ct      # NumPy's own dtype
@@ -647,7 +671,7 @@ def test_inplace_operators(name, device, data):
     """a op= b for every dtype pair and Python scalars: same object, values as NumPy's, the writes
     visible through a's base (views), TypeError where NumPy's same_kind casting refuses."""
     shape = data.draw(small_shapes(0, 4))
-    dt = data.draw(st.sampled_from(DTYPES))
+    dt = data.draw(st.sampled_from(ALL_DTYPES))
     a, n = data.draw(operand(dt, shape, fix=_fix(name, 0),
                              kinds=("contiguous", "transposed", "sliced", "sliced_transposed"),
                              device=device))
@@ -658,16 +682,16 @@ def test_inplace_operators(name, device, data):
     else:
         drop = data.draw(st.integers(0, len(shape)))
         bshape = tuple(1 if data.draw(st.booleans()) else s for s in shape[drop:])
-        b, bn = data.draw(operand(data.draw(st.sampled_from(DTYPES)), bshape,
+        b, bn = data.draw(operand(data.draw(st.sampled_from(ALL_DTYPES)), bshape,
                                   fix=_fix(name, 1), device=device))
     op = INPLACE[name]
     n_before = n.copy()
     try:
         with np.errstate(**ERRSTATE):
             n2 = op(n, bn)
-    except TypeError:                       # NumPy's same_kind casting refuses (or bool -)
-        with pytest.raises(TypeError):
-            op(a, b)
+    except (TypeError, OverflowError) as e:  # NumPy's same_kind casting refuses (or bool -),
+        with pytest.raises(TypeError if isinstance(e, TypeError) else OverflowError):
+            op(a, b)                          # or a Python int out of an unsigned type's range
         np.testing.assert_array_equal(to_numpy(a), n_before)
         return
     a0 = a
@@ -758,7 +782,7 @@ def test_reflected_with_numpy_on_the_left(opname):
                 continue
             r = op(xn, ya)
             assert isinstance(r, ca.Array), (opname, d1, d2, type(r))
-            expected = ref.dtype if not (opname == "power" and ref.dtype == np.int8) else "int64"
+            expected = ref.dtype
             check_values(r, ref, expected, exact=not (opname == "power" and ref.dtype.kind == "f"))
             # and with the carray array on the left, NumPy's on the right
             r2 = op(ca.array(xn), yn)
@@ -1223,13 +1247,13 @@ def test_floor_divide_and_remainder_match_numpy(dt, device, data):
 
 def test_floor_divide_edge_cases():
     """1 // 0.1 is 9 (the exact quotient is just under 10), the most negative int // -1 wraps
-    as NumPy's, bool operands give int64 (NumPy: int8), in-place forms write into the array."""
+    as NumPy's, bool operands give int8 (as NumPy), in-place forms write into the array."""
     assert float(ca.array(1.0, dtype="float64") // 0.1) == 1.0 // 0.1 == 9.0
     m = np.iinfo(np.int64).min
     with np.errstate(all="ignore"):
         np.testing.assert_array_equal(to_numpy(ca.array([m]) // -1), np.array([m]) // -1)
     b = ca.array([True, False])
-    assert (b // True).dtype.name == "int64" and (b % True).tolist() == [0, 0]
+    assert (b // True).dtype.name == "int8" and (b % True).tolist() == [0, 0]
     a = ca.arange(10)
     a //= 3
     assert a.tolist() == [v // 3 for v in range(10)]

@@ -26,7 +26,8 @@ try:
 except ImportError:  # pragma: no cover
     from numpy.core import arrayprint as _np_arrayprint
 
-DTYPES = ["float32", "float64", "int32", "int64", "bool"]
+DTYPES = ["float32", "float64", "int32", "int64", "bool", "int8", "int16", "uint8", "uint16",
+          "uint32", "uint64"]
 
 
 @contextlib.contextmanager
@@ -98,7 +99,7 @@ def test_zero_d(dtype):
     for v in [0, 1, -7, 2.5, -0.0, 1e10, 1e-7, 123456.789, float("nan"), float("inf"), -math.inf]:
         if dtype == "bool":
             v = bool(v)
-        elif dtype.startswith("int"):
+        elif dtype.startswith(("int", "uint")):
             if not math.isfinite(v) or not np.iinfo(dtype).min <= v <= np.iinfo(dtype).max:
                 continue
             v = int(v)
@@ -143,12 +144,13 @@ def test_floats(dtype, values):
     check(x.reshape(-1, 1))
 
 
-@pytest.mark.parametrize("dtype", ["int32", "int64"])
+@pytest.mark.parametrize("dtype", ["int32", "int64", "int8", "int16", "uint8", "uint16", "uint32",
+                                   "uint64"])
 def test_ints(dtype):
     info = np.iinfo(dtype)
     check(np.array([info.min, 0, info.max], dtype=dtype))
-    check(np.array([-5, 3, 100], dtype=dtype))
-    check(np.arange(-50, 50, dtype=dtype).reshape(10, 10))
+    check(np.array([5, 3, 100], dtype=dtype))
+    check(np.arange(-50 if info.min else 0, 50, dtype=dtype).reshape(-1, 10))
 
 
 def test_bools():

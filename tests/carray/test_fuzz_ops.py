@@ -41,7 +41,8 @@ def gscalar():
                                        np.float64(1.5), np.int32(-2), np.bool_(True), np.uint8(200),
                                        np.float16(0.5), np.int64(2**62)])])()
 
-DTS = ["bool", "int32", "int64", "float32", "float64"]
+DTS = ["bool", "int32", "int64", "float32", "float64", "int8", "int16", "uint8", "uint16", "uint32",
+       "uint64"]
 
 def small_np(shape=None, dt=None):
     if shape is None:

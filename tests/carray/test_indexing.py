@@ -369,11 +369,15 @@ def _assign(a, n, nkey, ckey, vn, vc):
 
 
 def _safe_value(vn, target_dtype):
-    """Skip float values that do not fit an integer target (their cast is undefined)."""
+    """Skip values that do not fit an integer target: a float's cast is undefined, and a list
+    of them raises where an array wraps."""
     vn = np.asarray(vn)
-    if np.dtype(target_dtype).kind in "iu" and vn.dtype.kind == "f":
-        return bool(np.all(np.isfinite(vn)) and np.all(np.abs(vn) < 2**31))
-    return True
+    if np.dtype(target_dtype).kind not in "iu" or vn.dtype.kind not in "iuf" or not vn.size:
+        return True
+    info = np.iinfo(target_dtype)
+    if vn.dtype.kind == "f" and not np.all(np.isfinite(vn)):
+        return False
+    return bool(np.trunc(vn.min()) >= info.min and np.trunc(vn.max()) <= info.max)
 
 
 @gpu_examples(20)

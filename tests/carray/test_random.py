@@ -450,7 +450,9 @@ def test_normal_loc_scale():
 
 
 @pytest.mark.parametrize("low,high,dtype", [(0, 10, "int64"), (-7, 13, "int32"),
-                                            (0, 2, "bool"), (-(2**62), 2**62, "int64")])
+                                            (0, 2, "bool"), (-(2**62), 2**62, "int64"),
+                                            (0, 256, "uint8"), (-128, -100, "int8"),
+                                            (2**63 - 20, 2**63 - 1, "uint64")])
 def test_integers_uniform_chi_square(low, high, dtype):
     x = np.asarray(cr.Generator(104).integers(low, high, size=N, dtype=dtype))
     assert x.dtype == np.dtype(dtype)
@@ -654,6 +656,11 @@ def test_error_messages():
         g.normal(dtype="int64")
     with pytest.raises(TypeError):
         g.integers("0", 3)
+    for dt, bad in (("uint8", (0, 257)), ("int8", (-129, 0)), ("uint16", (-1, 3))):
+        with pytest.raises(ValueError, match=f"out of bounds for {dt}"):
+            np.random.default_rng(0).integers(*bad, dtype=dt)
+        with pytest.raises(ValueError, match=f"out of bounds for {dt}"):
+            g.integers(*bad, dtype=dt)
     with pytest.raises(ValueError, match="negative dimensions"):
         g.normal(size=-2)
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import carray as ca
 
 from _opcases import REDUCTIONS, check_values, operand, small_shapes
-from conftest import DTYPES, gpu_examples, on, random_values, to_numpy
+from conftest import ALL_DTYPES, DTYPES, gpu_examples, on, random_values, to_numpy
 
 SET = settings(max_examples=50, deadline=None)
 NAMES = REDUCTIONS
@@ -81,7 +81,7 @@ def check_reduction(name, r, n, axis, keepdims, device=None):
 @given(data=st.data())
 @SET
 def test_reduction(name, device, data):
-    dt = data.draw(st.sampled_from(DTYPES), label="dtype")
+    dt = data.draw(st.sampled_from(ALL_DTYPES), label="dtype")
     shape = data.draw(small_shapes(), label="shape")
     a, n = data.draw(operand(dt, shape, special=True,
                              fix=_prod_values if name == "prod" else None, device=device),
@@ -121,7 +121,10 @@ def test_aliases_and_methods(device):
 def test_result_dtypes():
     for dt, s, m in (("bool", "int64", "bool"), ("int32", "int64", "int32"),
                      ("int64", "int64", "int64"), ("float32", "float32", "float32"),
-                     ("float64", "float64", "float64")):
+                     ("float64", "float64", "float64"), ("int8", "int64", "int8"),
+                     ("int16", "int64", "int16"), ("uint8", "uint64", "uint8"),
+                     ("uint16", "uint64", "uint16"), ("uint32", "uint64", "uint32"),
+                     ("uint64", "uint64", "uint64")):
         a = ca.ones((2, 3), dtype=dt)
         assert ca.sum(a).dtype.name == s == np.sum(np.ones((2, 3), dt)).dtype.name
         assert ca.prod(a, axis=0).dtype.name == s
@@ -282,7 +285,8 @@ def test_float32_sum_accuracy_1e7(restore_threads):
         assert results[1] == results[2]       # the same pairwise tree with one or two threads
 
 
-@pytest.mark.parametrize("dt", ["float32", "float64", "int32", "int64", "bool"])
+@pytest.mark.parametrize("dt", ["float32", "float64", "int32", "int64", "bool", "int8", "uint16",
+                                "uint64"])
 def test_parallel_matches_serial(dt, restore_threads):
     """Reductions big enough to run in parallel (over the outermost dim, reduced or not) against
     one thread and against NumPy: exact for ints/bools/max/min, within the float bound for sums."""
@@ -333,7 +337,7 @@ MOMENTS = {"mean": np.mean, "var": np.var, "std": np.std}
 def test_mean_var_std(name, device, data):
     """Random views, axes and ddof (ddof >= n included: NumPy divides by max(n - ddof, 0), so
     inf, or NaN for 0 / 0)."""
-    dt = data.draw(st.sampled_from(DTYPES), label="dtype")
+    dt = data.draw(st.sampled_from(ALL_DTYPES), label="dtype")
     shape = data.draw(small_shapes(0, 4), label="shape")
     a, n = data.draw(operand(dt, shape, device=device), label="x")
     axis = data.draw(axis_spec(len(shape)), label="axis")
