@@ -896,6 +896,10 @@ cdef i64 _svd(double* wr, Py_ssize_t k, Py_ssize_t L, double* s, double* gt, dou
         gt[i * k + i] = 1.0
     if not isfinite(total):
         return -1
+    # rows whose squared norm underflows (about 1e-290 of the whole matrix's, which the caller
+    # scaled to a largest entry of 1) are left as they are: tol * |p| |q| underflows for them,
+    # and rows of subnormal numbers would rotate for ever; their singular values are 0 anyway
+    cdef double floor = total * 1e-290
     cdef double* nrm = scratch          # the squared row norms, updated per rotation
     for sweep in range(MAX_SWEEPS):
         rotated = False
@@ -905,6 +909,8 @@ cdef i64 _svd(double* wr, Py_ssize_t k, Py_ssize_t L, double* s, double* gt, dou
             for q in range(p + 1, k):
                 alpha = nrm[p]
                 beta = nrm[q]
+                if alpha <= floor or beta <= floor:
+                    continue
                 gamma = _dot(wr + p * L, wr + q * L, L)
                 if gamma == 0.0 or fabs(gamma) <= tol * sqrt(alpha) * sqrt(beta):
                     continue

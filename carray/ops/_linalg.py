@@ -311,9 +311,23 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
                      _back(Vh, batch + Vh.shape[1:], dt, a.device))
 
 
+def _scaled(h):
+    """h (B, r, c) (float64 on the host) divided per matrix by its largest |entry| when that is
+    finite and not 0, and the scales (B, 1): LAPACK scales the same way, so that the sums of
+    squares of entries near 1e300 (or 1e-300) neither overflow nor underflow."""
+    B = h.shape[0]
+    if h.size == 0:
+        return h, carray.ones((B, 1), dtype=carray.float64)
+    big = carray.max(carray.abs(h.reshape((B, -1))), axis=1, keepdims=True)
+    ok = carray.logical_and(carray.isfinite(big), carray.greater(big, 0.0))
+    scale = carray.where(ok, big, 1.0)
+    return carray.divide(h, scale.reshape((B, 1, 1))), scale
+
+
 def _svd_rows(w, k, L, rows):
     """The C loop on w (B, k, L), the rows to orthogonalise: w = gt^T diag(s) qo with qo
     (B, rows, L). LinAlgError when it does not converge."""
+    w, scale = _scaled(w)
     B = w.shape[0]
     s = carray.empty((B, k), dtype=carray.float64)
     gt = carray.empty((B, k, k), dtype=carray.float64)
@@ -322,19 +336,20 @@ def _svd_rows(w, k, L, rows):
     _k.svd(w, s, gt, qo, info)
     if _failed(info):
         raise LinAlgError(f"SVD did not converge{_where(info)}")
-    return s, gt, qo
+    return carray.multiply(s, scale), gt, qo
 
 
 def _svd_preconditioned(wt, k, L, rows):
     """_svd_rows for w = wt^T when L >= 2k: QR first, wt = Q R, so w = R^T Q^T, and Jacobi
     runs on the k x k R^T (rows of length k instead of L, and fewer sweeps); qo = qo' Q^T, the
     complement rows (full_matrices) are Q's extra columns."""
-    h = _host64(wt)                                   # (B, L, k)
+    h, scale = _scaled(_host64(wt))                   # (B, L, k)
     B = h.shape[0]
     q = carray.empty((B, L, L if rows == L else k), dtype=carray.float64)
     _k.qr(h, q)
     w = carray.ascontiguousarray(h[:, :k, :].mT)      # R^T
     s, gt, qo = _svd_rows(w, k, k, k)
+    s = carray.multiply(s, scale)
     qo = carray.matmul(qo, q[:, :, :k].mT)
     if rows == L:
         qo = carray.concatenate([qo, q[:, :, k:].mT], axis=1)
