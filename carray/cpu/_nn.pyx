@@ -1207,5 +1207,5 @@ def sgd_step(list params, list grads, double lr):
 # ---------------------------------------------------------------------------------------------
 
 from carray.cpu._nn_norm import (  # noqa: E402
-    layer_norm_grad_rows, layer_norm_rows, log_softmax_grad_rows, log_softmax_rows,
+    gelu_rows, layer_norm_grad_rows, layer_norm_rows, log_softmax_grad_rows, log_softmax_rows,
     rms_norm_grad_rows, rms_norm_rows, softmax_grad_rows, softmax_rows)

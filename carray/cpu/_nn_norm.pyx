@@ -37,6 +37,10 @@ cdef extern from "_rows.h" nogil:
     void carray_row_shiftd(const double* x, double* y, Py_ssize_t n, double m, double c)
     double carray_row_dotf(const float* a, const float* b, Py_ssize_t n)
     double carray_row_dotd(const double* a, const double* b, Py_ssize_t n)
+    void carray_geluf(const float* x, float* y, Py_ssize_t n)
+    void carray_gelud(const double* x, double* y, Py_ssize_t n)
+    void carray_gelu_gradf(const float* g, const float* x, float* gx, Py_ssize_t n)
+    void carray_gelu_gradd(const double* g, const double* x, double* gx, Py_ssize_t n)
     void carray_row_softmax_gradf(const float* y, const float* g, float* gx, Py_ssize_t n,
                                   float s, bint lg)
     void carray_row_softmax_gradd(const double* y, const double* g, double* gx, Py_ssize_t n,
@@ -510,3 +514,62 @@ def rms_norm_grad_rows(Array g, Array x, Array rstd, object weight, Py_ssize_t r
     """(dx, dweight) of RMS norm (each None unless needed)."""
     gx, gw, _ = _norm_grad(g, x, None, rstd, weight, rows, n, False, need_x, need_w, False)
     return gx, gw
+
+
+# ---------------------------------------------------------------------------------------------
+# exact GELU and its gradient in one pass (carray.nn.gelu / gelu_grad on the CPU)
+# ---------------------------------------------------------------------------------------------
+
+DEF GELU_CHUNK = 16384
+
+
+cdef void _gelu_all(const real* g, const real* x, real* y, Py_ssize_t n, int nt) noexcept nogil:
+    """y = gelu(x), or the gradient g gelu'(x) when g is not NULL, in chunks across nt threads."""
+    cdef Py_ssize_t c, lo, hi, chunks = (n + GELU_CHUNK - 1) // GELU_CHUNK
+    cdef double start
+    if nt <= 1:
+        _gelu_chunk(g, x, y, 0, n)
+        return
+    start = region_enter(nt)
+    for c in prange(chunks, schedule="static", num_threads=nt):
+        lo = c * GELU_CHUNK
+        hi = lo + GELU_CHUNK if lo + GELU_CHUNK < n else n
+        _gelu_chunk(g, x, y, lo, hi)
+    region_exit(start, nt)
+
+
+cdef inline void _gelu_chunk(const real* g, const real* x, real* y, Py_ssize_t lo,
+                             Py_ssize_t hi) noexcept nogil:
+    if real is float:
+        if g == NULL:
+            carray_geluf(x + lo, y + lo, hi - lo)
+        else:
+            carray_gelu_gradf(g + lo, x + lo, y + lo, hi - lo)
+    else:
+        if g == NULL:
+            carray_gelud(x + lo, y + lo, hi - lo)
+        else:
+            carray_gelu_gradd(g + lo, x + lo, y + lo, hi - lo)
+
+
+def gelu_rows(Array x, Array g=None):
+    """Exact GELU of x (C-contiguous float32/float64), or with g (same shape and type) the
+    gradient g (Phi(x) + x phi(x)); a new array."""
+    cdef int dt = x.dtype_num, nt
+    if dt != FLOAT32 and dt != FLOAT64:
+        raise ValueError("carray.nn internal: gelu needs a float array")
+    cdef Py_ssize_t n = x.size_c()
+    _check(x, "input", dt, n)
+    if g is not None:
+        _check(g, "grad_output", dt, n)
+    cdef Array y = _like(x)
+    if n == 0:
+        return y
+    nt = _threads((n + GELU_CHUNK - 1) // GELU_CHUNK, <double>n * 20)
+    cdef const void* gp = NULL if g is None else g.data
+    with nogil:
+        if dt == FLOAT32:
+            _gelu_all(<const float*>gp, <const float*>x.data, <float*>y.data, n, nt)
+        else:
+            _gelu_all(<const double*>gp, <const double*>x.data, <double*>y.data, n, nt)
+    return y

@@ -242,4 +242,39 @@ CARRAY_CLONES static void carray_row_softmax_gradd(const double* y, const double
   else
     for (i = 0; i < n; ++i) gx[i] = y[i] * (g[i] - s);
 }
+
+/* exact GELU, y = x Phi(x) with Phi(x) = (erf(x / sqrt 2) + 1) / 2, and its gradient
+ * gx = g (Phi(x) + x phi(x)), phi(x) = exp(-x^2 / 2) / sqrt(2 pi): one pass, each step rounded
+ * as carray's elementwise composition of the same formula rounds it (carray.nn.gelu's CPU path) */
+#define CARRAY_SQRT_HALF 0.70710678118654752440
+#define CARRAY_INV_SQRT_2PI 0.39894228040143267794
+CARRAY_CLONES static void carray_geluf(const float* x, float* y, ptrdiff_t n) {
+  ptrdiff_t i;
+  for (i = 0; i < n; ++i)
+    y[i] = x[i] * ((carray_erff(x[i] * (float)CARRAY_SQRT_HALF) + 1.0f) * 0.5f);
+}
+CARRAY_CLONES static void carray_gelud(const double* x, double* y, ptrdiff_t n) {
+  ptrdiff_t i;
+  for (i = 0; i < n; ++i) y[i] = x[i] * ((erf(x[i] * CARRAY_SQRT_HALF) + 1.0) * 0.5);
+}
+CARRAY_CLONES static void carray_gelu_gradf(const float* g, const float* x, float* gx,
+                                            ptrdiff_t n) {
+  ptrdiff_t i;
+  for (i = 0; i < n; ++i) {
+    float a = x[i];
+    float pdf = carray_expf((a * a) * -0.5f) * (float)CARRAY_INV_SQRT_2PI;
+    float phi = (carray_erff(a * (float)CARRAY_SQRT_HALF) + 1.0f) * 0.5f;
+    gx[i] = g[i] * (phi + a * pdf);
+  }
+}
+CARRAY_CLONES static void carray_gelu_gradd(const double* g, const double* x, double* gx,
+                                            ptrdiff_t n) {
+  ptrdiff_t i;
+  for (i = 0; i < n; ++i) {
+    double a = x[i];
+    double pdf = exp((a * a) * -0.5) * CARRAY_INV_SQRT_2PI;
+    double phi = (erf(a * CARRAY_SQRT_HALF) + 1.0) * 0.5;
+    gx[i] = g[i] * (phi + a * pdf);
+  }
+}
 #endif
