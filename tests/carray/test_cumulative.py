@@ -74,6 +74,8 @@ def test_long_lanes_and_dtype_argument(device, name, dtype):
     for axis in (0, 1, -1, None):
         assert_same(getattr(ca, name)(a, axis=axis), getattr(np, name)(n, axis=axis))
     for dt in ("float32", "int32", "bool", "uint8", "int16"):
+        if dt == "uint8" and n.dtype.kind == "f":
+            continue        # negative floats to uint8 are undefined in C (NVIDIA saturates)
         with np.errstate(all="ignore"):
             expected = getattr(np, name)(n[:, ::-7], axis=1, dtype=dt)
         assert_same(getattr(ca, name)(a[:, ::-7], axis=1, dtype=dt), expected)
