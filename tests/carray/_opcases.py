@@ -207,8 +207,8 @@ def carray_binary_dtype(name, x, y):
         if name == "divide":
             return np.dtype("float64")
         return np.promote_types(_int_float(x, y), np.float32)
-    if name in ("power", "fmod") and ct.kind == "b":
-        return np.dtype("int8")
+    if name in ("power", "fmod", "floor_divide", "remainder") and ct.kind == "b":
+        return np.dtype("int8")                      # NumPy 2: bool op bool -> int8 for these
     return ct
 
 
