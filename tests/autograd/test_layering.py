@@ -191,3 +191,18 @@ def test_tensor_pyi_lists_every_method():
              "__array_priority__", "__static_attributes__"}
     assert set(METHODS) <= listed
     assert real == listed - {"array"}       # (an instance attribute, not on the class)
+
+
+def test_test_file_names_are_unique_across_the_test_folders():
+    """tests/carray and tests/autograd are collected as rootdir-relative modules: two test files
+    with one basename outside a package (a folder with __init__.py) cannot both be collected in
+    one `pytest tests` run."""
+    import collections
+    import pathlib
+    root = pathlib.Path(__file__).resolve().parent.parent
+    seen = collections.defaultdict(list)
+    for path in root.rglob("test_*.py"):
+        if not (path.parent / "__init__.py").exists():
+            seen[path.name].append(str(path.relative_to(root)))
+    clashes = {name: paths for name, paths in seen.items() if len(paths) > 1}
+    assert not clashes, f"test files sharing a basename: {clashes}"
