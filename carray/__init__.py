@@ -36,7 +36,6 @@ from carray._api_elementwise import (
     tan,
     trunc,
 )
-from carray._api_linear_algebra import matrix_transpose, tensordot, vecdot
 from carray._api_manipulation import (
     concat,
     cumulative_prod,
@@ -150,6 +149,7 @@ from carray.ops._join import (
     vsplit,
     vstack,
 )
+from carray.ops._linalg_products import matrix_transpose, tensordot, vecdot
 from carray.ops._matmul import matmul
 from carray.ops._sort import argsort, sort
 

@@ -10,7 +10,7 @@
     gelu, gelu_grad, embedding
     lstm_cell, lstm_cell_grad, gru_cell, gru_cell_grad          (one recurrent step)
     lstm_layer, lstm_layer_grad                                 (a whole LSTM layer)
-    attention, attention_grad, fused_attention                  (scaled dot-product, causal)
+    attention, attention_grad, fused_attention, causal_mask     (scaled dot-product)
     sgd_step, sgd_momentum_step, adam_step                      (many parameters per launch)
 
 Inputs are carray Arrays of float32 or float64 with any strides (views are made contiguous
@@ -114,7 +114,14 @@ def _pair(value, name, op):
 
 
 def _array(x, name, op, dtype=None):
-    """x, checked to be a host carray Array of a float dtype (or of `dtype`), C-contiguous."""
+    """x, checked to be a carray Array of a float dtype (or of `dtype`), C-contiguous (a copy
+    when it is not)."""
+    x = _checked(x, name, op, dtype)
+    return x if x.is_contiguous() else ascontiguousarray(x)
+
+
+def _checked(x, name, op, dtype=None):
+    """x, checked to be a carray Array of a float dtype (or of `dtype`), any strides."""
     if not isinstance(x, Array):
         raise TypeError(f"{op}(): argument '{name}' must be a carray.Array, "
                         f"not {type(x).__name__}")
@@ -124,7 +131,7 @@ def _array(x, name, op, dtype=None):
     if dtype is not None and dt != dtype:
         raise RuntimeError(f"{op}(): {name} has dtype {dt} but the other arguments have {dtype}; "
                            f"they must be the same (use .astype)")
-    return x if x.is_contiguous() else ascontiguousarray(x)
+    return x
 
 
 def _kernels(op, *arrays):
@@ -618,23 +625,10 @@ def sgd_step(params, grads, lr):
     read-only parameter, RuntimeError for dtypes or shapes that do not fit, DeviceMismatchError for
     arrays on different devices."""
     op = "sgd_step"
-    params, grads = list(params), list(grads)
-    if len(params) != len(grads):
-        raise ValueError(f"{op}(): got {len(params)} parameters but {len(grads)} gradients")
-    checked = []
-    for k, (p, g) in enumerate(zip(params, grads)):
-        p_ = _array(p, f"params[{k}]", op)
-        if p_ is not p:
-            raise ValueError(f"{op}(): params[{k}] must be C-contiguous (it is updated in place)")
-        if not p.flags.writeable:
-            raise ValueError(f"{op}(): params[{k}] is read-only (it is updated in place)")
-        g = _array(g, f"grads[{k}]", op, p.dtype.name)
-        if g.shape != p.shape:
-            raise RuntimeError(f"{op}(): grads[{k}] of size {_size(g.shape)} does not match "
-                               f"params[{k}] of size {_size(p.shape)}")
-        checked.append(g)
-    if params:
-        _kernels(op, *params, *checked).sgd_step(params, checked, float(lr))
+    params, grads, _ = _foreach_args(op, params, grads, {})
+    if params:      # the CPU loop reads gradients densely
+        grads = [g if g.is_contiguous() else ascontiguousarray(g) for g in grads]
+        _kernels(op, *params, *grads).sgd_step(params, grads, float(lr))
 
 
 def _foreach_args(op, params, grads, states):
@@ -643,21 +637,20 @@ def _foreach_args(op, params, grads, states):
     one shape with them; all on one device. Returns the gradients (views allowed)."""
     params, grads = list(params), list(grads)
     states = {name: list(s) for name, s in states.items()}
-    for name, seq in (("grads", grads), *states.items()):
+    for name, seq in (("gradients", grads), *states.items()):
         if len(seq) != len(params):
             raise ValueError(f"{op}(): got {len(params)} parameters but {len(seq)} {name}")
     for k, p in enumerate(params):
         for name, a in ((f"params[{k}]", p), *((f"{n}[{k}]", s[k]) for n, s in
                                                states.items())):
-            a_ = _array(a, name, op, None if a is p else p.dtype.name)
-            if a_ is not a:
+            if not _checked(a, name, op, None if a is p else p.dtype.name).is_contiguous():
                 raise ValueError(f"{op}(): {name} must be C-contiguous (it is updated in place)")
             if not a.flags.writeable:
                 raise ValueError(f"{op}(): {name} is read-only (it is updated in place)")
             if a.shape != p.shape:
                 raise RuntimeError(f"{op}(): {name} of size {_size(a.shape)} does not match "
                                    f"params[{k}] of size {_size(p.shape)}")
-        g = _array(grads[k], f"grads[{k}]", op, p.dtype.name)
+        g = _checked(grads[k], f"grads[{k}]", op, p.dtype.name)
         if g.shape != p.shape:
             raise RuntimeError(f"{op}(): grads[{k}] of size {_size(g.shape)} does not match "
                                f"params[{k}] of size {_size(p.shape)}")
@@ -1169,9 +1162,9 @@ def _layer_steps(n, reverse):
 def _layer_args(op, gi, w_hh, h0, c0):
     """(T, B, H) after checking gi (T, B, 4H), w_hh (4H, H), h0 and c0 (B, H): one float dtype
     and device. TypeError / RuntimeError naming the argument."""
-    c = _array(c0, "c0", op)
+    c = _checked(c0, "c0", op)
     for name, a in (("gi", gi), ("w_hh", w_hh), ("h0", h0)):
-        _array(a, name, op, c.dtype.name)
+        _checked(a, name, op, c.dtype.name)
     if c.ndim != 2:
         raise RuntimeError(f"{op}(): c0 must be (B, H), got {_size(c.shape)}")
     B, H = c.shape
@@ -1217,7 +1210,7 @@ def lstm_layer_grad(w_hh, h0, c0, out, act, tc, cs, dout, dh_n, dc_n, reverse=Fa
     for name, a, want in (("out", out, (n, B, H)), ("tc", tc, (n, B, H)), ("cs", cs, (n, B, H)),
                           ("dout", dout, (n, B, H)), ("dh_n", dh_n, (B, H)),
                           ("dc_n", dc_n, (B, H))):
-        if a is not None and (_array(a, name, op, c0.dtype.name).shape != want):
+        if a is not None and (_checked(a, name, op, c0.dtype.name).shape != want):
             raise RuntimeError(f"{op}(): {name} must have shape {_size(want)}, got "
                                f"{_size(a.shape)}")
     _kernels(op, c0, out, dout, dh_n, dc_n)
@@ -1253,7 +1246,7 @@ def lstm_layer_grad(w_hh, h0, c0, out, act, tc, cs, dout, dh_n, dc_n, reverse=Fa
 #   out = softmax(scale q k^T) v,  lse = log sum_j exp(scale q k_j)  (per query row)
 # ---------------------------------------------------------------------------------------------
 
-__all__ += ["attention", "attention_grad", "fused_attention"]
+__all__ += ["attention", "attention_grad", "causal_mask", "fused_attention"]
 
 
 def _attention_args(op, arrays, names):
@@ -1308,15 +1301,19 @@ def fused_attention(query, value):
             and _fused_attention(query, value) is not None)
 
 
+def causal_mask(n_query, n_key, device="cpu"):
+    """The (n_query, n_key) bool Array that is True on and below the diagonal: query i sees
+    keys 0..i (aligned at the top left, as PyTorch's is_causal)."""
+    rows = _arange(n_query, device=device).reshape((n_query, 1))
+    return _uf.greater_equal(rows, _arange(n_key, device=device).reshape((1, n_key)))
+
+
 def _scores(q, k, scale, causal):
     """scale q k^T with the keys after each query's position at -inf when causal."""
     s = _matmul(q, _swap_last(k))
     _uf.multiply(s, scale, out=s)
     if causal:
-        L, S = s.shape[-2], s.shape[-1]
-        rows = _arange(L, device=s.device).reshape((L, 1))
-        seen = _uf.greater_equal(rows, _arange(S, device=s.device).reshape((1, S)))
-        s = _uf.where(seen, s, float("-inf"))
+        s = _uf.where(causal_mask(s.shape[-2], s.shape[-1], s.device), s, float("-inf"))
     return s
 
 
@@ -1434,7 +1431,8 @@ def _bn_args(op, x, weight, bias, stats):
     for name, a in (("weight", weight), ("bias", bias), *stats.items()):
         if a is None:
             continue
-        if _array(a, name, op, x.dtype.name) is not a and name.startswith("running"):
+        if not _checked(a, name, op, x.dtype.name).is_contiguous() and \
+                name.startswith("running"):
             raise ValueError(f"{op}(): {name} must be C-contiguous (it is updated in place)")
         if a.shape != (C,):
             raise RuntimeError(f"{op}(): {name} must have shape [{C}] (one value per channel), "
@@ -1494,7 +1492,7 @@ def batch_norm_grad(grad_output, input, mean, invstd, weight=None,
     Entries whose output_mask is False are None. Raises as batch_norm."""
     op = "batch_norm_grad"
     x = _bn_args(op, input, weight, None, {"mean": mean, "invstd": invstd})
-    g = _array(grad_output, "grad_output", op, x.dtype.name)
+    g = _checked(grad_output, "grad_output", op, x.dtype.name)
     if g.shape != x.shape:
         raise RuntimeError(f"{op}(): grad_output must have the input's shape "
                            f"{_size(x.shape)}, got {_size(g.shape)}")

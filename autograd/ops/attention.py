@@ -18,17 +18,9 @@ from autograd.grad_mode import _state
 from autograd.ops._util import Builtin, meta, reduce_grad, wrap
 from carray import nn as _cnn
 
-__all__ = ["MaskedSoftmax", "ScaledDotProductAttention", "causal_mask_array"]
+__all__ = ["MaskedSoftmax", "ScaledDotProductAttention"]
 
 _NEG_INF = float("-inf")
-
-
-def causal_mask_array(n_query, n_key, device):
-    """The (L, S) bool carray.Array that is True on and below the diagonal (query i sees keys
-    0..i, aligned at the top left as PyTorch's is_causal)."""
-    rows = carray.arange(n_query, device=device).reshape((n_query, 1))
-    cols = carray.arange(n_key, device=device).reshape((1, n_key))
-    return carray.greater_equal(rows, cols)
 
 
 def _masked_softmax(s):
@@ -56,7 +48,7 @@ def _apply_mask(s, mask, causal):
         else:
             s = carray.add(s, mask.astype(s.dtype) if mask.dtype != s.dtype else mask)
     if causal:
-        s = carray.where(causal_mask_array(s.shape[-2], s.shape[-1], s.device), s, _NEG_INF)
+        s = carray.where(_cnn.causal_mask(s.shape[-2], s.shape[-1], s.device), s, _NEG_INF)
     return s
 
 
@@ -141,7 +133,7 @@ class ScaledDotProductAttention(Builtin):
                 s = s.masked_fill(mask.logical_not(), _NEG_INF) if mask.dtype == carray.bool_ \
                     else s + mask.to(s.dtype)
             if causal:
-                allowed = wrap(causal_mask_array(s.shape[-2], s.shape[-1], s.array.device))
+                allowed = wrap(_cnn.causal_mask(s.shape[-2], s.shape[-1], s.array.device))
                 s = s.masked_fill(allowed.logical_not(), _NEG_INF)
             p = MaskedSoftmax.apply(s)
         else:

@@ -7,12 +7,12 @@ are merged into at most two, (B, H), each operand keeping its own strides there,
 whose leading dims do not merge to two, or whose last dim is strided, are copied first.
 """
 
-import struct
-
 import carray
 from carray.opencl import _cache
 from carray.opencl._launch import launch
-from carray.opencl._layout import broadcast_strides, coalesce
+from carray.opencl._layout import broadcast_strides, coalesce, pack_scalar
+from carray.opencl._layout import int_arg as _i
+from carray.opencl._layout import long_arg as _q
 from carray.opencl._types import CL_TYPES, FLOAT64
 
 MAX_DIM = 128           # the largest E (of q/k and of v) the kernels keep in registers
@@ -33,9 +33,6 @@ def _kernels(t, e, ev):
                                                bq=ROWS, bk=TILE),
                          "long", t == FLOAT64)
 
-
-def _q(v):
-    return struct.pack("q", v)
 
 
 def _operands(lead, arrays):
@@ -60,10 +57,6 @@ def _operands(lead, arrays):
     return shape[0], shape[1], out
 
 
-def _scalar(t, value):
-    return struct.pack("d" if t == FLOAT64 else "f", value)
-
-
 def attention(q, k, v, lead, scale, causal):
     """(out (*lead, L, Ev), lse (*lead, L)) of softmax(scale q k^T [causal]) v; see attention.cl."""
     L, S, e, ev = q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1]
@@ -76,7 +69,7 @@ def attention(q, k, v, lead, scale, causal):
     nqb = -(-L // ROWS)
     launch(_kernels(t, e, ev)[FWD], B * H * nqb * ROWS,
            [out._cl()[0], lse._cl()[0], *ops[0], *ops[1], *ops[2], _q(H), _q(L), _q(S),
-            _q(nqb), _scalar(t, scale), struct.pack("i", int(causal))], ROWS)
+            _q(nqb), pack_scalar(t, scale), _i(causal)], ROWS)
     return out, lse
 
 
@@ -100,7 +93,7 @@ def attention_grad(q, k, v, out, lse, g, lead, scale, causal):
     D = carray.empty(lead + (L,), dtype=q.dtype, device="gpu")
     kern = _kernels(t, e, ev)
     common = [_q(H), _q(L), _q(S)]
-    tail = [_scalar(t, scale), struct.pack("i", int(causal))]
+    tail = [pack_scalar(t, scale), _i(causal)]
     nqb = -(-L // ROWS)
     launch(kern[DQ], B * H * nqb * ROWS,
            [dq._cl()[0], D._cl()[0], *ops[0], *ops[1], *ops[2], *ops[3], out._cl()[0],

@@ -3,12 +3,13 @@ and batch_norm_grad: two launches forward (the statistics of every channel in on
 running statistics' update, then the normalisation) and two backward (the two sums per channel,
 then the input's gradient)."""
 
-import struct
-
 import carray
 from carray.opencl import _cache
 from carray.opencl._launch import launch
-from carray.opencl._layout import dense_operand, whole
+from carray.opencl._layout import dense_operand, optional_operand, whole
+from carray.opencl._layout import int_arg as _i
+from carray.opencl._layout import long_arg as _q
+from carray.opencl._layout import pack_scalar as _s
 from carray.opencl._runtime import runtime
 from carray.opencl._types import CL_TYPES, FLOAT64
 
@@ -23,22 +24,7 @@ def _kernels(t):
                          t == FLOAT64)
 
 
-def _q(v):
-    return struct.pack("q", v)
 
-
-def _i(v):
-    return struct.pack("i", v)
-
-
-def _s(t, v):
-    return struct.pack("d" if t == FLOAT64 else "f", v)
-
-
-def _optional(a, fallback):
-    if a is None:
-        return [fallback._cl()[0], _q(0), _i(0)]
-    return [*dense_operand(a), _i(1)]
 
 
 def _written(a):
@@ -74,8 +60,8 @@ def batch_norm(x, weight, bias, eps, running_mean, running_var, momentum):
            runtime().max_group)
     if y.size:
         launch(kern[APPLY], y.size,
-               [y._cl()[0], xb, xo, mean._cl()[0], invstd._cl()[0], *_optional(weight, mean),
-                *_optional(bias, mean), _q(C), _q(S), _q(y.size)])
+               [y._cl()[0], xb, xo, mean._cl()[0], invstd._cl()[0], *optional_operand(weight, mean),
+                *optional_operand(bias, mean), _q(C), _q(S), _q(y.size)])
     return y, mean, var, invstd
 
 
@@ -99,6 +85,6 @@ def batch_norm_grad(g, x, mean, invstd, weight, output_mask):
         if gx.size:
             launch(kern[GRAD], gx.size,
                    [gx._cl()[0], gb_, go, xb, xo, mean._cl()[0], invstd._cl()[0],
-                    sum_g._cl()[0], sum_gx._cl()[0], *_optional(weight, mean),
+                    sum_g._cl()[0], sum_gx._cl()[0], *optional_operand(weight, mean),
                     _s(t, 1.0 / m if m else 1.0), _q(C), _q(S), _q(gx.size)])
     return (gx, sum_gx if output_mask[1] else None, sum_g if output_mask[2] else None)

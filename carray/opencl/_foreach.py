@@ -8,11 +8,9 @@ MAX_PARAMS go in one launch; a buffer region that appears twice goes to separate
 work items updating one element would race).
 """
 
-import struct
-
 from carray.opencl import _cache
 from carray.opencl._launch import launch
-from carray.opencl._layout import dense_operand
+from carray.opencl._layout import dense_operand, long_arg, pack_scalar
 from carray.opencl._types import CL_TYPES, FLOAT64
 
 MAX_PARAMS = 16
@@ -36,10 +34,6 @@ def _kernel(name, t, n, arrays, per, shared, body, defines=""):
                              defines=defines, params=", ".join(params), body="\n".join(blocks))
     key = ("foreach", name, t, n, defines)
     return _cache.kernel(key, name, source, "long", t == FLOAT64)
-
-
-def _scalar(t, v):
-    return struct.pack("d" if t == FLOAT64 else "f", v)
 
 
 def _rounds(rows):
@@ -67,11 +61,10 @@ def _run(name, arrays, per, shared, body, rows, shared_values, defines=""):
         args = []
         for row in group:
             for name, a in zip(arrays, row[:na]):      # all but g are written: contiguous
-                args += dense_operand(a) if name == "g" else [a._cl()[0],
-                                                              struct.pack("q", a._cl()[1])]
-            args.append(struct.pack("q", row[0].size))
-            args += [_scalar(t, v) for v in row[na:]]
-        args += [_scalar(t, v) for v in shared_values]
+                args += dense_operand(a) if name == "g" else [a._cl()[0], long_arg(a._cl()[1])]
+            args.append(long_arg(row[0].size))
+            args += [pack_scalar(t, v) for v in row[na:]]
+        args += [pack_scalar(t, v) for v in shared_values]
         launch(_kernel(name, t, len(group), arrays, per, shared, body, defines),
                sum(row[0].size for row in group), args)
 

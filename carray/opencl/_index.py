@@ -14,6 +14,8 @@ import struct
 import carray
 from carray.opencl import _cache, _layout, _nn
 from carray.opencl._launch import launch
+from carray.opencl._layout import int_arg as _i
+from carray.opencl._layout import long_arg as _q
 from carray.opencl._runtime import runtime
 from carray.opencl._types import BOOL, CL_TYPES, FLOAT32, FLOAT64, INT32, INT64
 
@@ -37,12 +39,6 @@ def expect_index_check(message):
     return code
 
 
-def _q(v):
-    return struct.pack("q", v)
-
-
-def _i(v):
-    return struct.pack("i", v)
 
 
 def _strided_layout(shape, strides, offset):

@@ -59,6 +59,24 @@ def pack(idx, values):
     return struct.pack(("i" if idx == "int" else "q") * len(values), *values)
 
 
+def long_arg(v):
+    """v as the bytes of a `long` kernel argument."""
+    return struct.pack("q", v)
+
+
+def int_arg(v):
+    """v (an int or bool) as the bytes of an `int` kernel argument."""
+    return struct.pack("i", int(v))
+
+
+def optional_operand(a, fallback):
+    """(buffer, offset, present flag) of an optional operand for kernels that take one; absent:
+    fallback's buffer, which the kernel does not read."""
+    if a is None:
+        return [fallback._cl()[0], long_arg(0), int_arg(0)]
+    return [*dense_operand(a), int_arg(1)]
+
+
 def pack_scalar(num, value):
     """A Python scalar as the bytes of one kernel argument of carray type `num`."""
     return struct.pack(SCALAR_FORMATS[num], value)

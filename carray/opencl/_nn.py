@@ -11,6 +11,8 @@ import time
 import carray
 from carray.opencl import _cache, _profiling, _rows
 from carray.opencl._launch import launch
+from carray.opencl._layout import int_arg as _i
+from carray.opencl._layout import long_arg as _q
 from carray.opencl._layout import whole
 from carray.opencl._runtime import runtime
 from carray.opencl._types import CL_TYPES, FLOAT32, FLOAT64
@@ -94,12 +96,6 @@ def _geom(N, C, H, W, Ho, Wo, kernel, stride, padding, dilation):
                        padding[0], padding[1], dilation[0], dilation[1])
 
 
-def _q(v):
-    return struct.pack("q", v)
-
-
-def _i(v):
-    return struct.pack("i", v)
 
 
 def _empty(shape, dtype):

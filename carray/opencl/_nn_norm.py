@@ -12,6 +12,8 @@ import struct
 from carray.opencl import _cache, _rows
 from carray.opencl._launch import launch
 from carray.opencl._layout import dense_operand
+from carray.opencl._layout import int_arg as _i
+from carray.opencl._layout import long_arg as _q
 from carray.opencl._runtime import runtime
 from carray.opencl._types import CL_TYPES, FLOAT64
 
@@ -34,12 +36,6 @@ def _softmax_lanes(rows, n, inner):
     return _rows.lanes(n)
 
 
-def _q(v):
-    return struct.pack("q", v)
-
-
-def _i(v):
-    return struct.pack("i", int(v))
 
 
 def _real(v, t):

@@ -2,11 +2,12 @@
 (rnn.cl), for carray.nn.lstm_cell / lstm_cell_grad / gru_cell / gru_cell_grad; and whole LSTM
 layers, one launch per time step each way, for carray.nn.lstm_layer / lstm_layer_grad."""
 
-import struct
 
 from carray.opencl import _cache
 from carray.opencl._launch import launch
-from carray.opencl._layout import dense_operand, whole
+from carray.opencl._layout import dense_operand, optional_operand, whole
+from carray.opencl._layout import int_arg as _i
+from carray.opencl._layout import long_arg as _q
 from carray.opencl._runtime import runtime
 from carray.opencl._types import CL_TYPES, FLOAT64
 
@@ -30,15 +31,6 @@ def _new(shape, like):
     return carray.empty(shape, dtype=like.dtype, device="gpu")
 
 
-def _q(v):
-    return struct.pack("q", v)
-
-
-def _optional(a, fallback):
-    """(buffer, offset, present flag) of an optional operand; absent: fallback's buffer, unread."""
-    if a is None:
-        return [fallback._cl()[0], _q(0), struct.pack("i", 0)]
-    return [*dense_operand(a), struct.pack("i", 1)]
 
 
 def lstm_cell(gi, gh, c):
@@ -61,7 +53,8 @@ def lstm_cell_grad(act, tc, c, dh, dc):
     if n:
         launch(_kernels(c.dtype.num)[LSTM_GRAD], n,
                [dgates._cl()[0], dc_prev._cl()[0], whole(act)._cl()[0], whole(tc)._cl()[0],
-                *dense_operand(c), *_optional(dh, c), *_optional(dc, c), _q(H), _q(n)])
+                *dense_operand(c), *optional_operand(dh, c), *optional_operand(dc, c), _q(H),
+                _q(n)])
     return dgates, dc_prev
 
 
@@ -105,10 +98,8 @@ def lstm_layer(gi, w_hh, h0, c0, reverse):
     if out.size == 0:
         return out, h0.copy(), c0.copy(), act, tc, cs
     kern = _kernels(dt.num)[STEP]
-    gbuf, goff = dense_operand(gi)
-    goff = struct.unpack("q", goff)[0]
-    wt = carray.ascontiguousarray(carray.swapaxes(whole(w_hh), 0, 1))
-    wbuf = whole(wt)._cl()[0]
+    gbuf, goff = carray.ascontiguousarray(gi)._cl()[:2]
+    wbuf = whole(carray.ascontiguousarray(carray.swapaxes(w_hh, 0, 1)))._cl()[0]
     bufs = [a._cl() for a in (out, cs, act, tc)]
     hp, hpo = dense_operand(h0)
     cp, cpo = dense_operand(c0)
@@ -139,17 +130,14 @@ def lstm_layer_grad(w_hh, h0, c0, out, act, tc, cs, dout, dh_n, dc_n, reverse):
                 carray.zeros((B, H), dtype=dt, device="gpu"),
                 carray.zeros((B, H), dtype=dt, device="gpu"))
     kern = _kernels(dt.num)[STEP_GRAD]
-    W = whole(carray.ascontiguousarray(w_hh))
-    dc = carray.ascontiguousarray(dc_n).copy() if dc_n is not None else \
-        carray.empty((B, H), dtype=dt, device="gpu")
+    W = whole(w_hh)
     has_dc = dc_n is not None
-    dcb = whole(dc)
+    dcb = dc_n.copy() if has_dc else carray.empty((B, H), dtype=dt, device="gpu")
     dgb, dgo = dg._cl()[:2]
     ab, ao = act._cl()[:2]
     tb, to = tc._cl()[:2]
     cb, co = cs._cl()[:2]
-    dob, doo = dense_operand(dout) if dout is not None else (dgb, _q(0))
-    doo = struct.unpack("q", doo)[0]
+    dob, doo = carray.ascontiguousarray(dout)._cl()[:2] if dout is not None else (dgb, 0)
     dhb, dho = dense_operand(dh_n) if dh_n is not None else (dgb, _q(0))
     c0b, c0o = dense_operand(c0)
     order = list(_steps(n, not reverse))
@@ -160,10 +148,10 @@ def lstm_layer_grad(w_hh, h0, c0, out, act, tc, cs, dout, dh_n, dc_n, reverse):
         first = t == order[-1]           # the step that reads c0
         launch(kern, items, [dgb, _q(dgo + t * 4 * m),
                          dgb, _q(dgo + (prev_t if prev_t is not None else 0) * 4 * m),
-                         struct.pack("i", int(prev_t is not None)),
-                         dob, _q(doo + t * m), struct.pack("i", int(dout is not None)),
-                         dhb, dho, struct.pack("i", int(dh_n is not None)),
-                         dcb._cl()[0], struct.pack("i", int(has_dc)),
+                         _i(prev_t is not None),
+                         dob, _q(doo + t * m), _i(dout is not None),
+                         dhb, dho, _i(dh_n is not None),
+                         dcb._cl()[0], _i(has_dc),
                          ab, _q(ao + t * 4 * m), tb, _q(to + t * m),
                          *((c0b, c0o) if first else
                            (cb, _q(co + (t + 1 if reverse else t - 1) * m))),
