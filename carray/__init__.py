@@ -165,6 +165,7 @@ globals().update({name: getattr(_api_manipulation, name) for name in _api_manipu
 
 # the narrow and unsigned integer dtypes
 from carray.core._dtype import int8, int16, uint8, uint16, uint32, uint64  # noqa: E402
+from carray.core._dtype import bfloat16, complex64, complex128, float16  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -1,6 +1,7 @@
 # The dtypes. Type numbers index every per-dtype table (casts, loops, promotion). The order is
-# bool, the signed ints, the unsigned ints, the floats (so "is a float" is num >= FLOAT32); code
-# names them only by these constants, never by value.
+# bool, the signed ints, the unsigned ints, float32/float64, the 2-byte floats float16/bfloat16
+# (appended after the wider floats: they compute in float32), then complex64/complex128. Code
+# names them only by these constants and the predicates below, never by value or by range.
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 cdef enum:
@@ -15,7 +16,11 @@ cdef enum:
     UINT64 = 8
     FLOAT32 = 9
     FLOAT64 = 10
-    NTYPES = 11
+    FLOAT16 = 11
+    BFLOAT16 = 12
+    COMPLEX64 = 13
+    COMPLEX128 = 14
+    NTYPES = 15
 
 ctypedef unsigned char bool_t   # one byte, 0 or 1, as NumPy's bool
 
@@ -51,13 +56,27 @@ cdef DType dtype_of(int num)
 cdef inline Py_ssize_t itemsize_of(int num) noexcept nogil:
     if num == BOOL or num == INT8 or num == UINT8:
         return 1
-    if num == INT16 or num == UINT16:
+    if num == INT16 or num == UINT16 or num == FLOAT16 or num == BFLOAT16:
         return 2
     if num == INT32 or num == UINT32 or num == FLOAT32:
         return 4
+    if num == COMPLEX128:
+        return 16
     return 8
 
 cdef inline bint is_float_num(int num) noexcept nogil:
+    """A real floating type (float16, bfloat16, float32, float64)."""
+    return FLOAT32 <= num <= BFLOAT16
+
+cdef inline bint is_half_num(int num) noexcept nogil:
+    """A 2-byte float (float16, bfloat16): stored in 2 bytes, computed in float32."""
+    return num == FLOAT16 or num == BFLOAT16
+
+cdef inline bint is_complex_num(int num) noexcept nogil:
+    return num == COMPLEX64 or num == COMPLEX128
+
+cdef inline bint is_inexact_num(int num) noexcept nogil:
+    """A real or complex floating type."""
     return num >= FLOAT32
 
 cdef inline bint is_int_num(int num) noexcept nogil:
@@ -68,8 +87,13 @@ cdef inline bint is_unsigned_num(int num) noexcept nogil:
     return UINT8 <= num <= UINT64
 
 cdef inline int kind_rank(int num) noexcept nogil:
-    """0 for bool, 1 for the integers, 2 for the floats (the kind order of promotion)."""
-    return 0 if num == BOOL else (2 if num >= FLOAT32 else 1)
+    """0 for bool, 1 for the integers, 2 for the real floats, 3 for the complex types (the kind
+    order of promotion)."""
+    if num == BOOL:
+        return 0
+    if num >= COMPLEX64:
+        return 3
+    return 2 if num >= FLOAT32 else 1
 
 cpdef DType as_dtype(object obj)
 cdef int promote_nums(int a, int b) noexcept

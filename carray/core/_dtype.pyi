@@ -32,7 +32,7 @@ class DType:
     @property
     def str(self) -> builtins.str: ...
     @property
-    def type(self) -> builtins.type[bool | int | float]: ...
+    def type(self) -> builtins.type[bool | int | float | complex]: ...
     # (not constructible: use carray.float32, carray.dtype("int64"), ...)
     def __hash__(self) -> int: ...
     def __eq__(self, other: object, /) -> bool: ...
@@ -51,6 +51,10 @@ uint8: DType
 uint16: DType
 uint32: DType
 uint64: DType
+float16: DType
+bfloat16: DType
+complex64: DType
+complex128: DType
 
 def as_dtype(obj: _DTypeLike) -> DType: ...
 

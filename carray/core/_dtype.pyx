@@ -1,25 +1,30 @@
 """dtype objects, dtype parsing and NumPy 2 type promotion.
 
-carray has NumPy's bool, int8/16/32/64, uint8/16/32/64, float32 and float64. The one deliberate
-difference from NumPy is the default float: float32 (Python floats and float factories without
-dtype= give float32).
+carray has NumPy's bool, int8/16/32/64, uint8/16/32/64, float16, float32, float64, complex64 and
+complex128, and bfloat16 (as PyTorch and ml_dtypes have it). The one deliberate difference from
+NumPy is the default float: float32 (Python floats and float factories without dtype= give
+float32; Python complex numbers give complex64).
 """
 
 cdef tuple _NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-                     "uint64", "float32", "float64")
+                     "uint64", "float32", "float64", "float16", "bfloat16", "complex64",
+                     "complex128")
 DTYPE_NAMES = _NAMES        # by type number: the numbers every per-dtype table is indexed by
-cdef tuple _KINDS = ("b", "i", "i", "i", "i", "u", "u", "u", "u", "f", "f")
-cdef tuple _CHARS = ("?", "b", "h", "i", "l", "B", "H", "I", "L", "f", "d")
-cdef tuple _SIZES = (1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8)
-cdef tuple _TYPESTRS = ("|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "<f4", "<f8")
+cdef tuple _KINDS = ("b", "i", "i", "i", "i", "u", "u", "u", "u", "f", "f", "f", "V", "c", "c")
+cdef tuple _CHARS = ("?", "b", "h", "i", "l", "B", "H", "I", "L", "f", "d", "e", "E", "F", "D")
+cdef tuple _SIZES = (1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 2, 2, 8, 16)
+# bfloat16 has no array-interface type code: '<V2' (raw 2 bytes), as ml_dtypes' bfloat16 reports
+cdef tuple _TYPESTRS = ("|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "<f4", "<f8",
+                        "<f2", "<V2", "<c8", "<c16")
 # the value range of each integer type (bool: 0..1, floats: None)
 cdef tuple _RANGES = ((0, 1), (-2**7, 2**7 - 1), (-2**15, 2**15 - 1), (-2**31, 2**31 - 1),
                       (-2**63, 2**63 - 1), (0, 2**8 - 1), (0, 2**16 - 1), (0, 2**32 - 1),
-                      (0, 2**64 - 1), None, None)
+                      (0, 2**64 - 1), None, None, None, None, None, None)
 
 
 cdef class DType:
-    """One of carray's dtypes: name, itemsize, kind ('b', 'i', 'u', 'f') and NumPy char code.
+    """One of carray's dtypes: name, itemsize, kind ('b', 'i', 'u', 'f', 'c'; bfloat16's is 'V'
+    as ml_dtypes reports it) and NumPy char code.
 
     Compares equal to its name ('float32'), to NumPy's dtype and scalar type of the same name, and
     to the Python type that maps to it (float -> float32, int -> int64, bool -> bool).
@@ -35,8 +40,8 @@ cdef class DType:
 
     @property
     def type(self):
-        """The Python type whose values this dtype holds (bool, int or float)."""
-        return (bool, int, float)[kind_rank(self.num)]
+        """The Python type whose values this dtype holds (bool, int, float or complex)."""
+        return (bool, int, float, complex)[kind_rank(self.num)]
 
     def __repr__(self):
         return f"dtype('{self.name}')"
@@ -73,7 +78,8 @@ cdef DType _make(int num):
 
 
 cdef tuple DTYPES = tuple(_make(i) for i in range(NTYPES))
-bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64 = DTYPES
+(bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, float16, bfloat16,
+ complex64, complex128) = DTYPES
 
 
 cdef DType dtype_of(int num):
@@ -97,6 +103,13 @@ cdef dict _ALIASES = {
     "uint32": uint32, "u4": uint32, "<u4": uint32, "=u4": uint32, "I": uint32, "uintc": uint32,
     "uint64": uint64, "u8": uint64, "<u8": uint64, "=u8": uint64, "L": uint64, "Q": uint64,
     "uint": uint64, "ulong": uint64, "ulonglong": uint64, "uintp": uint64,
+    "float16": float16, "f2": float16, "<f2": float16, "=f2": float16, "e": float16,
+    "half": float16,
+    "bfloat16": bfloat16, "E": bfloat16,
+    "complex64": complex64, "c8": complex64, "<c8": complex64, "=c8": complex64, "F": complex64,
+    "csingle": complex64,
+    "complex128": complex128, "c16": complex128, "<c16": complex128, "=c16": complex128,
+    "D": complex128, "cdouble": complex128, "complex": complex128,
 }
 
 
@@ -115,6 +128,8 @@ cpdef DType as_dtype(object obj):
         return int64
     if obj is bool:
         return bool_
+    if obj is complex:
+        return complex64
     key = obj
     if not isinstance(obj, str):
         # NumPy dtype objects have .name; NumPy scalar types have __name__ ('float32', 'bool').
@@ -130,20 +145,47 @@ cpdef DType as_dtype(object obj):
     return <DType>found
 
 
+cdef int _float_holding(int num):
+    """The smallest real float that holds every value of bool/int/float type num exactly (NumPy's
+    rule: float16 for 1-byte ints, float32 for 2-byte ones, float64 beyond)."""
+    if is_float_num(num):
+        return num
+    return (FLOAT16, FLOAT16, FLOAT32, FLOAT64, FLOAT64)[(0, 1, 2, 4, 8).index(
+        0 if num == BOOL else itemsize_of(num))]
+
+
+cdef int _promote_float(int a, int b):
+    """Promotion of two real float types: the wider one; float16 with bfloat16 gives float32."""
+    if a == b:
+        return a
+    if is_half_num(a) and is_half_num(b):
+        return FLOAT32
+    if itemsize_of(a) == itemsize_of(b):
+        return a
+    return a if itemsize_of(a) > itemsize_of(b) else b
+
+
 cdef int _promote_rule(int a, int b):
-    """NumPy 2's promotion of two type numbers, from kinds and sizes (fills _PROMOTE)."""
+    """NumPy 2's promotion of two type numbers, from kinds and sizes (fills _PROMOTE). bfloat16
+    promotes as ml_dtypes and PyTorch do: with ints as float16 would, with float16 to float32."""
     cdef int ka = kind_rank(a), kb = kind_rank(b), ia = itemsize_of(a), ib = itemsize_of(b)
-    if ka != kb or a == b:
-        if ka > kb:
-            a, b, ia, ib = b, a, ib, ia
-        if a == b or a == BOOL:
-            return b
-        if is_int_num(a) and is_float_num(b):
-            # float32 holds every int8/int16/uint8/uint16 exactly, wider ints need float64
-            return b if ia < itemsize_of(b) else FLOAT64
+    if a == b:
+        return a
+    if ka > kb:
+        a, b, ka, kb, ia, ib = b, a, kb, ka, ib, ia
+    if a == BOOL:
         return b
-    if ka == 2:
-        return a if ia > ib else b
+    if kb == 3:
+        # complex with anything: the complex type of the promoted component floats
+        part = _promote_float(_float_holding(a) if ka < 3 else
+                              (FLOAT32 if a == COMPLEX64 else FLOAT64),
+                              FLOAT32 if b == COMPLEX64 else FLOAT64)
+        return COMPLEX128 if part == FLOAT64 else COMPLEX64
+    if kb == 2:
+        if ka == 1 and ia == 1 and is_half_num(b):
+            return b
+        return _promote_float(_float_holding(a), b)
+    # two integers
     if is_unsigned_num(a) == is_unsigned_num(b):
         return a if ia > ib else b
     if is_unsigned_num(a):
@@ -173,8 +215,9 @@ cdef int promote_nums(int a, int b) noexcept:
     return _PROMOTE[a][b]
 
 
-# NumPy's type numbers of carray's dtypes: promote_seq's "main" dtype is the highest
-cdef tuple _NUMPY_TYPENUM = (0, 1, 3, 5, 7, 2, 4, 6, 8, 11, 12)
+# the order of NumPy's type numbers over carray's dtypes (bfloat16 beside float16): promote_seq's
+# "main" dtype is the highest
+cdef tuple _NUMPY_TYPENUM = (0, 1, 3, 5, 7, 2, 4, 6, 8, 11, 12, 9, 10, 13, 14)
 
 
 cdef int promote_seq(list nums) except -2:

@@ -39,7 +39,8 @@ cdef extern from "_dlpack.h":
     unsigned long long DLPACK_FLAG_BITMASK_READ_ONLY, DLPACK_FLAG_BITMASK_IS_COPIED
 
 cdef const char* _BUFFER_FORMATS[NTYPES]
-_BUFFER_FORMATS[:] = [b"?", b"b", b"h", b"i", b"q", b"B", b"H", b"I", b"Q", b"f", b"d"]
+_BUFFER_FORMATS[:] = [b"?", b"b", b"h", b"i", b"q", b"B", b"H", b"I", b"Q", b"f", b"d", b"e", b"E", b"Zf",
+                      b"Zd"]
 
 
 # -- buffer protocol --------------------------------------------------------------------------

@@ -12,7 +12,9 @@ from carray.core._dtype import DTYPE_NAMES
 
 INT_LIMIT = 2**31 - 1
 _FORMAT_BY_NAME = {"bool": "B", "int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint8": "B",
-                   "uint16": "H", "uint32": "I", "uint64": "Q", "float32": "f", "float64": "d"}
+                   "uint16": "H", "uint32": "I", "uint64": "Q", "float32": "f", "float64": "d",
+                   # 2-byte floats travel as their raw bits; complex as (real, imag)
+                   "float16": "e", "bfloat16": "H", "complex64": "2f", "complex128": "2d"}
 SCALAR_FORMATS = tuple(_FORMAT_BY_NAME[name] for name in DTYPE_NAMES)  # by carray type number
 
 
