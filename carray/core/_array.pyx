@@ -431,6 +431,8 @@ cdef int copy_into(Array dst, Array src) except -1:
                          f"into shape {dst.shape}") from None
     if may_overlap(dst, src) and dst.size_c() > 0:
         b = broadcast_view(drop_leading_ones(src.copy(), dst.ndim), dst.ndim, dst.shape_)
+    if cast_loop_for(dst.dtype_num, b.dtype_num) == NULL:
+        raise TypeError(f"cannot convert {b.dtype} to {dst.dtype}: no conversion loop")
     _byte_strides(dst, db)
     _byte_strides(b, sb)
     with nogil:
