@@ -6,7 +6,8 @@
  * and the loader picks the best clone the CPU runs (GCC/Clang target_clones, an ifunc). Results
  * do not depend on the clone: every loop keeps 16 partial results whose combination order is
  * fixed in the source (16 floats fill one AVX-512 register, two AVX2 or four SSE registers), and
- * -std=c11 turns off FMA contraction, so each clone rounds exactly alike.
+ * -std=c11 turns off FMA contraction (explicit fmaf, as in erf, rounds once in every clone), so
+ * each clone rounds exactly alike.
  *
  * NaN handling without a branch in the loop: max/min keep SSE2 max/min lanes plus a separate NaN
  * flag; a row that holds a NaN gives its first NaN, as NumPy's max and argmax do.
@@ -244,8 +245,10 @@ CARRAY_CLONES static void carray_row_softmax_gradd(const double* y, const double
 }
 
 /* exact GELU, y = x Phi(x) with Phi(x) = (erf(x / sqrt 2) + 1) / 2, and its gradient
- * gx = g (Phi(x) + x phi(x)), phi(x) = exp(-x^2 / 2) / sqrt(2 pi): one pass, each step rounded
- * as carray's elementwise composition of the same formula rounds it (carray.nn.gelu's CPU path) */
+ * gx = g (Phi(x) + x phi(x)), phi(x) = exp(-x^2 / 2) / sqrt(2 pi): one pass (carray.nn.gelu's
+ * CPU path). float32 erf is carray_erf_expf, whose exp(-z^2) at z = x / sqrt 2 is phi's
+ * exponential, so the gradient costs one exponential; its fmaf are instructions in the v3/v4
+ * clones (the default clone, for CPUs without FMA, calls libm's and is slower, not different). */
 #define CARRAY_SQRT_HALF 0.70710678118654752440
 #define CARRAY_INV_SQRT_2PI 0.39894228040143267794
 CARRAY_CLONES static void carray_geluf(const float* x, float* y, ptrdiff_t n) {
@@ -261,10 +264,9 @@ CARRAY_CLONES static void carray_gelu_gradf(const float* g, const float* x, floa
                                             ptrdiff_t n) {
   ptrdiff_t i;
   for (i = 0; i < n; ++i) {
-    float a = x[i];
-    float pdf = carray_expf((a * a) * -0.5f) * (float)CARRAY_INV_SQRT_2PI;
-    float phi = (carray_erff(a * (float)CARRAY_SQRT_HALF) + 1.0f) * 0.5f;
-    gx[i] = g[i] * (phi + a * pdf);
+    float a = x[i], e;    /* e = exp(-(a / sqrt 2)^2): erf's own exponential gives phi(a) */
+    float phi = (carray_erf_expf(a * (float)CARRAY_SQRT_HALF, &e) + 1.0f) * 0.5f;
+    gx[i] = g[i] * (phi + a * (e * (float)CARRAY_INV_SQRT_2PI));
   }
 }
 CARRAY_CLONES static void carray_gelu_gradd(const double* g, const double* x, double* gx,
