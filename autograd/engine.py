@@ -204,9 +204,11 @@ def _count_dependencies(root_nodes):
     """{node: number of edges into it} over the graph reachable from the roots (iterative)."""
     deps = {}
     seen = set()
-    stack = [n for n in root_nodes if n is not None]
-    for n in stack:
-        seen.add(n)
+    stack = []
+    for n in root_nodes:  # (several roots may be outputs of one node: count its edges once)
+        if n is not None and n not in seen:
+            seen.add(n)
+            stack.append(n)
     while stack:
         node = stack.pop()
         for nxt, _ in node.next_functions:

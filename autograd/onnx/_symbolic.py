@@ -344,6 +344,17 @@ def _index(g, op):
     return out
 
 
+def _split(g, op):
+    x, dim, sizes, _ = op.args
+    names = []
+    start = 0
+    for size in sizes:  # a Slice per piece (what indexing each piece exported before)
+        names.append(g.node("Slice", [g.value(x), g.ints([start]), g.ints([start + size]),
+                                      g.ints([dim]), g.ints([1])]))
+        start += size
+    return names
+
+
 def _sdpa(g, op):
     q, k, v, mask, causal, scale, dropout_p = op.args
     dt = q.array.dtype
@@ -385,6 +396,6 @@ SYMBOLICS = {
     shape.Reshape: _reshape, shape.Expand: _expand, shape.Permute: _permute,
     shape.Transpose: _transpose, shape.Squeeze: _squeeze, shape.Unsqueeze: _unsqueeze,
     shape.Clone: _identity, shape.ToCopy: _to_copy, shape.Cat: _cat, shape.Stack: _stack,
-    shape.Index: _index,
+    shape.Index: _index, shape.Split: _split, shape.SplitWithSizes: _split,
 }
 SYMBOLICS.update(_CNN_SYMBOLICS)

@@ -441,6 +441,48 @@ class Pad(Builtin):
 # -- unbind as one node (h12: moved here from ops/rnn.py and given a dim) --
 
 
+class Split(Builtin):
+    """The pieces of x along dim of the given sizes (views of x, marked as outputs of the
+    multi-view op `name`);  dx = their gradients side by side, zeros for pieces that got none.
+    One node however many pieces (indexing each would make backward write one full-size
+    gradient per piece and then sum them)."""
+
+    @staticmethod
+    def forward(ctx, x, dim, sizes, name):
+        d = x.array
+        ctx.meta = (d.shape, d.dtype, d.device, dim, sizes)
+        lead = (slice(None),) * dim
+        out = []
+        start = 0
+        for i, size in enumerate(sizes):
+            key = lead + (slice(start, start + size),)
+            t = view_result(x, d[key], "__getitem__", (key,))
+            t._multi_view = (name, i)
+            out.append(t)
+            start += size
+        return tuple(out)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        shape, dtype, device, dim, sizes = ctx.meta
+        if any(g is not None and g._rg for g in grads):  # create_graph: differentiable ops
+            parts = [wrap(carray.zeros(shape[:dim] + (size,) + shape[dim + 1:], dtype=dtype,
+                                       device=device)) if g is None else g
+                     for g, size in zip(grads, sizes)]
+            return Cat.apply(dim, *parts), None, None, None
+        out = carray.empty(shape, dtype=dtype, device=device)
+        lead = (slice(None),) * dim
+        start = 0
+        for g, size in zip(grads, sizes):
+            out[lead + (slice(start, start + size),)] = 0.0 if g is None else g.array
+            start += size
+        return wrap(out), None, None, None
+
+
+class SplitWithSizes(Split):
+    """Split with explicit sizes (PyTorch's split_with_sizes; its own name in grad_fn)."""
+
+
 class Unbind(Builtin):
     """The slices x.select(dim, 0), x.select(dim, 1), ... (views of x, marked as outputs of a
     multi-view op);  dx = the stack of their gradients along dim, zeros for slices that got

@@ -87,6 +87,8 @@ from autograd.ops.shape import (
     Index,
     Permute,
     Reshape,
+    Split,
+    SplitWithSizes,
     Squeeze,
     Stack,
     Transpose,
@@ -704,21 +706,8 @@ def split(tensor, split_size_or_sections, dim=0):
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
                                f"(input tensor's size at dimension {d}), but got "
                                f"split_sizes={sizes}")
-    out = []
-    start = 0
-    name = "Split" if isinstance(split_size_or_sections, int) else "SplitWithSizes"
-    for size in sizes:
-        out.append(_multi_output_view(tensor[(slice(None),) * d + (slice(start, start + size),)],
-                                      name, len(out)))
-        start += size
-    return tuple(out)
-
-
-def _multi_output_view(t, name, i):
-    """t marked as output i of the multi-view op `name` (in-place ops on it then raise, as
-    PyTorch's)."""
-    t._multi_view = (name, i)
-    return t
+    fn = Split if isinstance(split_size_or_sections, int) else SplitWithSizes
+    return fn.apply(tensor, d, tuple(sizes), fn.__name__)
 
 
 def chunk(input, chunks, dim=0):

@@ -37,6 +37,18 @@ cdef extern from "_rows.h" nogil:
     void carray_row_shiftd(const double* x, double* y, Py_ssize_t n, double m, double c)
     double carray_row_dotf(const float* a, const float* b, Py_ssize_t n)
     double carray_row_dotd(const double* a, const double* b, Py_ssize_t n)
+    void carray_norm_rowf(const float* x, float* y, const float* w, const float* b,
+                          Py_ssize_t n, double eps, int center, float* mean, float* rstd)
+    void carray_norm_rowd(const double* x, double* y, const double* w, const double* b,
+                          Py_ssize_t n, double eps, int center, double* mean, double* rstd)
+    void carray_norm_grad_rowf(const float* g, const float* x, float mu, float r,
+                               const float* w, float* gx, Py_ssize_t n, int center)
+    void carray_norm_grad_rowd(const double* g, const double* x, double mu, double r,
+                               const double* w, double* gx, Py_ssize_t n, int center)
+    void carray_norm_wb_rowf(const float* g, const float* x, float mu, float r, double* aw,
+                             double* ab, Py_ssize_t n)
+    void carray_norm_wb_rowd(const double* g, const double* x, double mu, double r,
+                             double* aw, double* ab, Py_ssize_t n)
     void carray_geluf(const float* x, float* y, Py_ssize_t n)
     void carray_gelud(const double* x, double* y, Py_ssize_t n)
     void carray_gelu_gradf(const float* g, const float* x, float* gx, Py_ssize_t n)
@@ -281,56 +293,15 @@ def log_softmax_grad_rows(Array y, Array g, Py_ssize_t outer, Py_ssize_t n, Py_s
 # layer norm and RMS norm
 # ---------------------------------------------------------------------------------------------
 
-cdef void _norm_row(const real* x, real* y, const real* w, const real* b, Py_ssize_t n,
-                    double eps, bint center, real* mean_out, real* rstd_out) noexcept nogil:
-    """One row: mean (0 unless center), rstd = 1 / sqrt(mean((x - mean)^2) + eps),
-    y = (x - mean) rstd w + b (w, b may be NULL)."""
-    cdef Py_ssize_t j
-    cdef double s = 0, v = 0, d, mu = 0
-    cdef real m, r
-    cdef double a0 = 0, a1 = 0, a2 = 0, a3 = 0
-    if center:
-        j = 0
-        while j + 4 <= n:
-            a0 = a0 + x[j]
-            a1 = a1 + x[j + 1]
-            a2 = a2 + x[j + 2]
-            a3 = a3 + x[j + 3]
-            j = j + 4
-        while j < n:
-            a0 = a0 + x[j]
-            j = j + 1
-        s = (a0 + a1) + (a2 + a3)
-        mu = s / n
-        a0 = a1 = a2 = a3 = 0
-    j = 0
-    while j + 4 <= n:
-        a0 = a0 + (x[j] - mu) * (x[j] - mu)
-        a1 = a1 + (x[j + 1] - mu) * (x[j + 1] - mu)
-        a2 = a2 + (x[j + 2] - mu) * (x[j + 2] - mu)
-        a3 = a3 + (x[j + 3] - mu) * (x[j + 3] - mu)
-        j = j + 4
-    while j < n:
-        d = x[j] - mu
-        a0 = a0 + d * d
-        j = j + 1
-    v = (a0 + a1) + (a2 + a3)
-    m = <real>mu
-    r = <real>(1.0 / sqrt(v / n + eps))
-    mean_out[0] = m
-    rstd_out[0] = r
-    if w != NULL and b != NULL:
-        for j in range(n):
-            y[j] = (x[j] - m) * r * w[j] + b[j]
-    elif w != NULL:
-        for j in range(n):
-            y[j] = (x[j] - m) * r * w[j]
-    elif b != NULL:
-        for j in range(n):
-            y[j] = (x[j] - m) * r + b[j]
+cdef inline void _norm_row(const real* x, real* y, const real* w, const real* b, Py_ssize_t n,
+                           double eps, bint center, real* mean_out,
+                           real* rstd_out) noexcept nogil:
+    """One row (carray_norm_row, _rows.h): mean (0 unless center),
+    rstd = 1 / sqrt(mean((x - mean)^2) + eps), y = (x - mean) rstd w + b (w, b may be NULL)."""
+    if real is float:
+        carray_norm_rowf(x, y, w, b, n, eps, center, mean_out, rstd_out)
     else:
-        for j in range(n):
-            y[j] = (x[j] - m) * r
+        carray_norm_rowd(x, y, w, b, n, eps, center, mean_out, rstd_out)
 
 
 cdef void _norm_all(const real* x, real* y, const real* w, const real* b, Py_ssize_t rows,
@@ -343,25 +314,14 @@ cdef void _norm_all(const real* x, real* y, const real* w, const real* b, Py_ssi
     region_exit(start, nt)
 
 
-cdef void _norm_grad_row(const real* g, const real* x, real mu, real r, const real* w,
-                         real* gx, Py_ssize_t n, bint center) noexcept nogil:
+cdef inline void _norm_grad_row(const real* g, const real* x, real mu, real r, const real* w,
+                                real* gx, Py_ssize_t n, bint center) noexcept nogil:
     """dx = r (gh - mean(gh) - xhat mean(gh xhat)) (layer norm; RMS norm without mean(gh)),
-    gh = g w, xhat = (x - mu) r."""
-    cdef Py_ssize_t j
-    cdef double a = 0, c = 0, gh
-    cdef real am, cm
-    for j in range(n):
-        gh = g[j] * w[j] if w != NULL else g[j]
-        a = a + gh
-        c = c + gh * ((x[j] - mu) * r)
-    am = <real>(a / n) if center else 0
-    cm = <real>(c / n)
-    if w != NULL:
-        for j in range(n):
-            gx[j] = r * (g[j] * w[j] - am - (x[j] - mu) * r * cm)
+    gh = g w, xhat = (x - mu) r (carray_norm_grad_row, _rows.h)."""
+    if real is float:
+        carray_norm_grad_rowf(g, x, mu, r, w, gx, n, center)
     else:
-        for j in range(n):
-            gx[j] = r * (g[j] - am - (x[j] - mu) * r * cm)
+        carray_norm_grad_rowd(g, x, mu, r, w, gx, n, center)
 
 
 cdef void _norm_grad_cols(const real* g, const real* x, const real* mean, const real* rstd,
@@ -379,12 +339,14 @@ cdef void _norm_grad_cols(const real* g, const real* x, const real* mean, const 
     for i in range(rows):
         mu = mean[i] if mean != NULL else 0
         r = rstd[i]
-        if acc_w != NULL:
-            for j in range(j0, j1):
-                acc_w[j] += g[i * n + j] * ((x[i * n + j] - mu) * r)
-        if acc_b != NULL:
-            for j in range(j0, j1):
-                acc_b[j] += g[i * n + j]
+        if real is float:
+            carray_norm_wb_rowf(g + i * n + j0, x + i * n + j0, mu, r,
+                                acc_w + j0 if acc_w != NULL else NULL,
+                                acc_b + j0 if acc_b != NULL else NULL, j1 - j0)
+        else:
+            carray_norm_wb_rowd(g + i * n + j0, x + i * n + j0, mu, r,
+                                acc_w + j0 if acc_w != NULL else NULL,
+                                acc_b + j0 if acc_b != NULL else NULL, j1 - j0)
 
 
 cdef void _norm_grad_all(const real* g, const real* x, const real* mean, const real* rstd,

@@ -6,7 +6,8 @@
  * and the loader picks the best clone the CPU runs (GCC/Clang target_clones, an ifunc). Results
  * do not depend on the clone: every loop keeps 16 partial results whose combination order is
  * fixed in the source (16 floats fill one AVX-512 register, two AVX2 or four SSE registers), and
- * -std=c11 turns off FMA contraction, so each clone rounds exactly alike.
+ * -std=c11 turns off FMA contraction (explicit fmaf, as in erf, rounds once in every clone), so
+ * each clone rounds exactly alike.
  *
  * NaN handling without a branch in the loop: max/min keep SSE2 max/min lanes plus a separate NaN
  * flag; a row that holds a NaN gives its first NaN, as NumPy's max and argmax do.
@@ -243,9 +244,91 @@ CARRAY_CLONES static void carray_row_softmax_gradd(const double* y, const double
     for (i = 0; i < n; ++i) gx[i] = y[i] * (g[i] - s);
 }
 
+/* layer norm and RMS norm rows (carray.nn.layer_norm / rms_norm on the CPU), float32 and
+ * float64: the row sums in 16 double lanes (two passes: the mean, then the squares about it), the
+ * elementwise parts in the row's own type, so every clone vectorises them all.
+ *   carray_norm_row:      mean (0 unless center), rstd = 1 / sqrt(mean((x - mean)^2) + eps),
+ *                         y = (x - mean) rstd w + b (w, b may be NULL)
+ *   carray_norm_grad_row: dx = r (gh - mean(gh) - xhat mean(gh xhat)), gh = g w, xhat = (x - mu) r
+ *                         (RMS norm: without mean(gh))
+ *   carray_norm_wb_row:   aw += g xhat, ab += g over one row (the weight and bias gradients;
+ *                         either may be NULL) */
+#define CARRAY_NORM_ROWS(T, SUF)                                                                  \
+  CARRAY_CLONES static void carray_norm_row##SUF(const T* x, T* y, const T* w, const T* b,       \
+                                                 ptrdiff_t n, double eps, int center, T* mean,    \
+                                                 T* rstd) {                                       \
+    double s[CARRAY_LANES] = {0}, mu = 0, d;                                                      \
+    ptrdiff_t i = 0, j;                                                                           \
+    T m, r;                                                                                       \
+    if (center) {                                                                                 \
+      for (; i + CARRAY_LANES <= n; i += CARRAY_LANES)                                            \
+        for (j = 0; j < CARRAY_LANES; ++j) s[j] += (double)x[i + j];                              \
+      for (j = 0; i < n; ++i, ++j) s[j] += (double)x[i];                                          \
+      mu = carray_lanes_sumd(s) / (double)n;                                                      \
+      for (j = 0; j < CARRAY_LANES; ++j) s[j] = 0;                                                \
+    }                                                                                             \
+    for (i = 0; i + CARRAY_LANES <= n; i += CARRAY_LANES)                                         \
+      for (j = 0; j < CARRAY_LANES; ++j) {                                                        \
+        d = (double)x[i + j] - mu;                                                                \
+        s[j] += d * d;                                                                            \
+      }                                                                                           \
+    for (j = 0; i < n; ++i, ++j) {                                                                \
+      d = (double)x[i] - mu;                                                                      \
+      s[j] += d * d;                                                                              \
+    }                                                                                             \
+    m = (T)mu;                                                                                    \
+    r = (T)(1.0 / sqrt(carray_lanes_sumd(s) / (double)n + eps));                                  \
+    *mean = m;                                                                                    \
+    *rstd = r;                                                                                    \
+    if (w != NULL && b != NULL)                                                                   \
+      for (i = 0; i < n; ++i) y[i] = (x[i] - m) * r * w[i] + b[i];                                \
+    else if (w != NULL)                                                                           \
+      for (i = 0; i < n; ++i) y[i] = (x[i] - m) * r * w[i];                                       \
+    else if (b != NULL)                                                                           \
+      for (i = 0; i < n; ++i) y[i] = (x[i] - m) * r + b[i];                                       \
+    else                                                                                          \
+      for (i = 0; i < n; ++i) y[i] = (x[i] - m) * r;                                              \
+  }                                                                                               \
+  CARRAY_CLONES static void carray_norm_grad_row##SUF(const T* g, const T* x, T mu, T r,         \
+                                                      const T* w, T* gx, ptrdiff_t n,            \
+                                                      int center) {                              \
+    double sa[CARRAY_LANES] = {0}, sc[CARRAY_LANES] = {0};                                        \
+    ptrdiff_t i = 0, j;                                                                           \
+    T am, cm, gh;                                                                                 \
+    for (; i + CARRAY_LANES <= n; i += CARRAY_LANES)                                              \
+      for (j = 0; j < CARRAY_LANES; ++j) {                                                        \
+        gh = w != NULL ? g[i + j] * w[i + j] : g[i + j];                                          \
+        sa[j] += (double)gh;                                                                      \
+        sc[j] += (double)gh * (double)((x[i + j] - mu) * r);                                      \
+      }                                                                                           \
+    for (j = 0; i < n; ++i, ++j) {                                                                \
+      gh = w != NULL ? g[i] * w[i] : g[i];                                                        \
+      sa[j] += (double)gh;                                                                        \
+      sc[j] += (double)gh * (double)((x[i] - mu) * r);                                            \
+    }                                                                                             \
+    am = center ? (T)(carray_lanes_sumd(sa) / (double)n) : (T)0;                                  \
+    cm = (T)(carray_lanes_sumd(sc) / (double)n);                                                  \
+    if (w != NULL)                                                                                \
+      for (i = 0; i < n; ++i) gx[i] = r * (g[i] * w[i] - am - (x[i] - mu) * r * cm);              \
+    else                                                                                          \
+      for (i = 0; i < n; ++i) gx[i] = r * (g[i] - am - (x[i] - mu) * r * cm);                     \
+  }                                                                                               \
+  CARRAY_CLONES static void carray_norm_wb_row##SUF(const T* g, const T* x, T mu, T r,           \
+                                                    double* aw, double* ab, ptrdiff_t n) {        \
+    ptrdiff_t i;                                                                                  \
+    if (aw != NULL)                                                                               \
+      for (i = 0; i < n; ++i) aw[i] += (double)(g[i] * ((x[i] - mu) * r));                        \
+    if (ab != NULL)                                                                               \
+      for (i = 0; i < n; ++i) ab[i] += (double)g[i];                                              \
+  }
+CARRAY_NORM_ROWS(float, f)
+CARRAY_NORM_ROWS(double, d)
+
 /* exact GELU, y = x Phi(x) with Phi(x) = (erf(x / sqrt 2) + 1) / 2, and its gradient
- * gx = g (Phi(x) + x phi(x)), phi(x) = exp(-x^2 / 2) / sqrt(2 pi): one pass, each step rounded
- * as carray's elementwise composition of the same formula rounds it (carray.nn.gelu's CPU path) */
+ * gx = g (Phi(x) + x phi(x)), phi(x) = exp(-x^2 / 2) / sqrt(2 pi): one pass (carray.nn.gelu's
+ * CPU path). float32 erf is carray_erf_expf, whose exp(-z^2) at z = x / sqrt 2 is phi's
+ * exponential, so the gradient costs one exponential; its fmaf are instructions in the v3/v4
+ * clones (the default clone, for CPUs without FMA, calls libm's and is slower, not different). */
 #define CARRAY_SQRT_HALF 0.70710678118654752440
 #define CARRAY_INV_SQRT_2PI 0.39894228040143267794
 CARRAY_CLONES static void carray_geluf(const float* x, float* y, ptrdiff_t n) {
@@ -261,10 +344,9 @@ CARRAY_CLONES static void carray_gelu_gradf(const float* g, const float* x, floa
                                             ptrdiff_t n) {
   ptrdiff_t i;
   for (i = 0; i < n; ++i) {
-    float a = x[i];
-    float pdf = carray_expf((a * a) * -0.5f) * (float)CARRAY_INV_SQRT_2PI;
-    float phi = (carray_erff(a * (float)CARRAY_SQRT_HALF) + 1.0f) * 0.5f;
-    gx[i] = g[i] * (phi + a * pdf);
+    float a = x[i], e;    /* e = exp(-(a / sqrt 2)^2): erf's own exponential gives phi(a) */
+    float phi = (carray_erf_expf(a * (float)CARRAY_SQRT_HALF, &e) + 1.0f) * 0.5f;
+    gx[i] = g[i] * (phi + a * (e * (float)CARRAY_INV_SQRT_2PI));
   }
 }
 CARRAY_CLONES static void carray_gelu_gradd(const double* g, const double* x, double* gx,

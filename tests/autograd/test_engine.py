@@ -26,6 +26,23 @@ def grad_of(t):
 # accumulation and dependencies
 # ---------------------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("pieces", [lambda x: x.unbind(), lambda x: x.split(1, 1),
+                                    lambda x: x.split([2, 1], 1)])
+def test_backward_from_several_outputs_of_one_node(pieces):
+    # the roots all lead to one node: its edges count once, so the leaf still gets its gradient
+    x = leaf([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    outs = pieces(x)
+    autograd.backward(list(outs), [autograd.full(o.shape, k + 1.0, dtype=F64)
+                                   for k, o in enumerate(outs)])
+    expect = np.zeros((2, 3))
+    for k, o in enumerate(pieces(autograd.tensor(np.arange(6.0).reshape(2, 3)))):
+        idx = np.asarray(o.array).astype(int)
+        np.put(expect, idx, k + 1.0)
+    np.testing.assert_array_equal(grad_of(x), expect)
+    assert autograd.grad(list(pieces(x)), [x], [autograd.ones(o.shape, dtype=F64)
+                                                for o in pieces(x)])[0].tolist() == [[1.0] * 3] * 2
+
+
 def test_tensor_used_twice_accumulates():
     x = leaf([1.0, 2.0, 3.0])
     (x * x).sum().backward()

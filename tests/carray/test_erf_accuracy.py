@@ -48,6 +48,19 @@ def test_erf_max_ulp(device, dtype, limit):
     assert np.array_equal(np.signbit(got), np.signbit(x))          # odd, -0.0 kept
 
 
+def test_erf_every_float_near_the_switch_and_the_clamp(device):
+    # float32 erf is 1 - e^(-a^2) R(a) from 0.875 up, a clamped at 4: its largest errors sit
+    # just above the switch (where erfc is largest) and the clamp must round to 1 cleanly
+    parts = []
+    for lo, hi in ((0.875, 0.905), (3.85, 4.15)):
+        b0, b1 = np.float32(lo).view(np.uint32), np.float32(hi).view(np.uint32)
+        parts.append(np.arange(b0, b1, dtype=np.uint32)[::3].view(np.float32))
+    x = np.concatenate(parts + [-parts[0]])
+    got = to_numpy(ca.erf(on(x, device)))
+    err = _ulp_error(got, _erf(x.astype(np.float64)), "float32")
+    assert err.max() < 2, f"max error {err.max():.3f} ulp at x = {x[int(np.argmax(err))]!r}"
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_erf_special_values(device, dtype):
     x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45 if dtype == "float32" else 5e-324,

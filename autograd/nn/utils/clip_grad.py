@@ -38,9 +38,19 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     if not arrays:
         return Tensor._wrap(ca.asarray(0.0, dtype=ca.float32))
     device = arrays[0].device
-    norms = [_vector_norm(a, norm_type) for a in arrays]
-    norms = [n if n.device == device else n.to(device) for n in norms]
-    total = _vector_norm(ca.stack(norms), norm_type)
+    dtype = arrays[0].dtype
+    if norm_type == 2.0 and all(a.device == device and a.dtype == dtype for a in arrays) \
+            and dtype in (ca.float32, ca.float64):
+        # the sums of squares straight into one vector, one sqrt over it: the same norms as
+        # stacking each tensor's norm, without a launch per tensor for its sqrt and its copy
+        norms = ca.empty((len(arrays),), dtype=dtype, device=device)
+        for k, a in enumerate(arrays):
+            ca.sum(ca.multiply(a, a), out=norms[k])
+        ca.sqrt(norms, out=norms)
+    else:
+        norms = [_vector_norm(a, norm_type) for a in arrays]
+        norms = ca.stack([n if n.device == device else n.to(device) for n in norms])
+    total = _vector_norm(norms, norm_type)
     if error_if_nonfinite and not bool(ca.isfinite(total)):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from "
                            "`parameters` is non-finite, so it cannot be clipped. To disable "
@@ -57,9 +67,14 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     norm = total_norm.array if isinstance(total_norm, Tensor) else \
         ca.asarray(float(total_norm), dtype=ca.float32)
     coef = ca.minimum(ca.divide(float(max_norm), ca.add(norm, 1e-6)), 1.0)
+    coefs = {}      # coef on each gradient's device and in its dtype, made once
     for g in grads:
-        c = coef if coef.device == g.array.device else coef.to(g.array.device)
-        ca.multiply(g.array, c.astype(g.array.dtype), out=g.array)
+        a = g.array
+        c = coefs.get((a.device, a.dtype))
+        if c is None:
+            c = coef if coef.device == a.device else coef.to(a.device)
+            c = coefs[(a.device, a.dtype)] = c if c.dtype == a.dtype else c.astype(a.dtype)
+        ca.multiply(a, c, out=a)
         g._vc[0] += 1
 
 
