@@ -240,8 +240,9 @@ def _times_i(a, b):
 
 
 def _asinh(a, b, dt):
-    # asinh(z) = log(z + sqrt(z^2 + 1)); odd, so computed for Re >= 0 and mirrored
-    neg = uf.less(a, 0)
+    # asinh(z) = log(z + sqrt(z^2 + 1)); odd, so computed for Re >= +0 and mirrored
+    from carray._api_elementwise import signbit
+    neg = signbit(a)
     a2 = uf.where(neg, -a, a)
     b2 = uf.where(neg, -b, b)
     z2r, z2i = _mul(a2, b2, a2, b2)
@@ -372,6 +373,13 @@ def _cmath_value(name, z):
             s = 1 / math.log(2.0 if name == "log2" else 10.0)
             return complex(w.real * s, w.imag * s)
         return w
+    if base == "acosh" and z.real == 0 and math.isnan(z.imag):
+        return complex(_NAN, math.pi / 2)               # Annex G: NaN +- i pi/2
+    if base == "tanh" and z.real == 0 and math.isnan(z.imag):
+        return complex(z.real, _NAN)                    # C11: +-0 + i NaN
+    if base == "tanh" and math.isinf(z.real) and math.isfinite(z.imag):
+        # +-1 + 0i with the sign of y (the array API's choice of Annex G's sign-unspecified 0)
+        return complex(math.copysign(1.0, z.real), math.copysign(0.0, z.imag))
     try:
         return getattr(cmath, base)(z)
     except (ValueError, OverflowError):
@@ -447,7 +455,10 @@ def _special_values(name, x, out):
 
 def where(cond, x, y):
     """Elements of complex x where cond holds, else of y (x, y of one complex dtype)."""
-    c = asarray(cond, device=x.device) if not isinstance(cond, Array) else cond
+    c = asarray(cond) if not isinstance(cond, Array) else cond
+    # the front end lets 0-d host operands (Python scalars) join device arrays
+    dev = next((v.device for v in (c, x, y) if v.device != "cpu"), "cpu")
+    c, x, y = (v.to(dev) if v.ndim == 0 else v for v in (c, x, y))
     c = expand_dims(c, -1) if c.ndim else c
     return from_pairs(uf.where(c, pairs(x), pairs(y)))
 
@@ -485,3 +496,45 @@ def _prod(x, axes, keepdims):
     if keepdims:
         r = r.reshape(tuple(1 if d in axes else x.shape[d] for d in range(n)))
     return r.copy()
+
+
+# -- products and sorting ----------------------------------------------------------------------
+
+def matmul(x, y):
+    """x @ y for complex operands (a real one is promoted): four real matrix products."""
+    from carray.core._dtype import result_type
+    from carray.ops._matmul import matmul as real_matmul
+    dt = result_type(x.dtype, y.dtype)
+    x, y = x.astype(dt, copy=False), y.astype(dt, copy=False)
+    a, b = parts(x)
+    c, d = parts(y)
+    return make(real_matmul(a, c) - real_matmul(b, d), real_matmul(a, d) + real_matmul(b, c), dt)
+
+
+def sorted_along(x, ax, values, indices):
+    """(sorted x or None, int64 sorting indices or None) along axis ax in NumPy's lexicographic
+    order (real part, then imaginary part; stable): a stable sort by the imaginary parts, then
+    one by the real parts in that order."""
+    from carray._api_manipulation import take_along_axis
+    from carray.ops._sort import argsort
+    first = argsort(_complex_part(x, 1), ax)
+    re = take_along_axis(_complex_part(x, 0), first, axis=ax)
+    idx = take_along_axis(first, argsort(re, ax), axis=ax)
+    out = take_along_axis(x, idx, axis=ax) if values else None
+    return out, (idx if indices else None)
+
+
+def scan(is_sum, x, ax):
+    """The cumulative sum (is_sum) or product of complex x along axis ax: sums part by part;
+    products by log2(n) doubling steps (Hillis-Steele) of complex multiplications."""
+    from carray.ops._cumulative import cumsum
+    if is_sum:
+        return make(cumsum(_complex_part(x, 0), axis=ax), cumsum(_complex_part(x, 1), axis=ax),
+                    x.dtype)
+    from carray.core._array import moveaxis
+    y = moveaxis(x, ax, -1).copy()
+    n, step = y.shape[-1], 1
+    while step < n:
+        y[..., step:] = binary("multiply", y[..., step:], y[..., : n - step].copy())
+        step *= 2
+    return moveaxis(y, -1, ax).copy()

@@ -353,12 +353,21 @@ cdef void _copy_raw(int ndim, const Py_ssize_t* shape, char* dst, const Py_ssize
     cdef NdLoop it
     cdef char* data[2]
     cdef Py_ssize_t strides[2][MAXDIMS]
+    cdef Py_ssize_t pshape[MAXDIMS]
     cdef int d
     data[0] = dst
     data[1] = src
     for d in range(ndim):
         strides[0][d] = dst_bstrides[d]
         strides[1][d] = src_bstrides[d]
+        pshape[d] = shape[d]
+    if is_complex_num(dst_num) and dst_num == src_num and ndim < MAXDIMS:
+        # complex elements move as (real, imag) pairs of their float type
+        pshape[ndim] = 2
+        strides[0][ndim] = strides[1][ndim] = itemsize_of(dst_num) // 2
+        dst_num = src_num = _part_num(dst_num)
+        ndim += 1
+        shape = pshape
     prepare_loop(&it, 2, ndim, shape, data, strides)
     run_loop(&it, cast_loop_for(dst_num, src_num), NULL, NULL, PARALLEL_COPY_MIN)
 

@@ -3,7 +3,7 @@
 # float views, so the real loops and kernels serve complex data on every device.
 # (included by _array.pyx)
 
-cdef inline int _part_num(int num) noexcept:
+cdef inline int _part_num(int num) noexcept nogil:
     """The component type of a complex type (float32 for complex64, float64 for complex128)."""
     return FLOAT32 if num == COMPLEX64 else FLOAT64
 

@@ -50,6 +50,8 @@ def vecdot(x1, x2, /, *, axis=-1):
     dt = carray.result_type(x1.dtype, x2.dtype)
     if dt == carray.bool_:          # as NumPy's gufunc: the or of the ands
         return carray.any(carray.logical_and(x1, x2), axis=ax)
+    if dt.kind == "c":              # the standard's vecdot conjugates x1
+        x1 = carray.conj(x1)
     return carray.sum(x1 * x2, axis=ax, dtype=dt)     # in the operands' dtype, as NumPy's
 
 
