@@ -150,7 +150,7 @@ def trace(x, /, *, offset=0, dtype=None):
 
 
 def _float(x):
-    return x if x.dtype.kind == "f" else x.astype(carray.float64)
+    return x if x.dtype.kind in "fc" else x.astype(carray.float64)
 
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002
@@ -164,7 +164,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002
     if ord == -math.inf:
         return carray.min(a, axis=axis, keepdims=keepdims)
     if ord == 0:
-        return carray.sum(a != 0, axis=axis, keepdims=keepdims).astype(x.dtype)
+        return carray.sum(a != 0, axis=axis, keepdims=keepdims).astype(a.dtype)
     if ord == 1:
         return carray.sum(a, axis=axis, keepdims=keepdims)
     if ord == 2:
@@ -189,7 +189,8 @@ def _matrix_norm(x, ord, r, c, keepdims):  # noqa: A002
     if r == c:
         raise ValueError("matrix_norm: Duplicate axes given.")
     if ord == "fro":
-        out = carray.sqrt(carray.sum(x * x, axis=(r, c)))
+        a = carray.abs(x)
+        out = carray.sqrt(carray.sum(a * a, axis=(r, c)))
     elif ord in ("nuc", 2, -2):
         s = svdvals(carray.moveaxis(x, (r, c), (-2, -1)))
         out = (carray.sum(s, axis=-1) if ord == "nuc" else

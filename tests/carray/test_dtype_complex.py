@@ -171,7 +171,8 @@ def test_binary_ops(dtype, device):
     x = _values(dtype, (3, 4), 1)
     y = _values(dtype, (4,), 2)                  # broadcast
     a, b = on(x, device), on(y, device)
-    for name in BINARY:
+    # (PoCL compiles each new kernel once per process: the gpu checks complex128 on a few ops)
+    for name in BINARY if device == "cpu" or dtype == "complex64" else BINARY[:4]:
         with np.errstate(all="ignore"):
             expected = getattr(np, name)(x, y)
         _close(getattr(ca, name)(a, b), expected)
@@ -189,7 +190,7 @@ def test_binary_ops(dtype, device):
 def test_unary_ops(dtype, device):
     x = _values(dtype, (2, 3), 3) * 0.7
     a = on(x, device)
-    for name in UNARY:
+    for name in UNARY if device == "cpu" or dtype == "complex64" else UNARY[:6]:
         expected = getattr(np, name)(x)
         rtol = 1e-4 if dtype == "complex64" else 1e-9
         _close(getattr(ca, name)(a), expected, rtol)
@@ -303,3 +304,26 @@ def test_scans_and_factories(device):
     _close(ca.linspace(0, 1 + 2j, 5, device=device), np.linspace(0, 1 + 2j, 5).astype("complex64"))
     _close(ca.arange(3, dtype="complex128", device=device), np.arange(3, dtype="complex128"))
     _close(ca.eye(2, dtype="complex64", device=device), np.eye(2, dtype="complex64"))
+
+
+def test_linalg(device):
+    rng = np.random.default_rng(9)
+    m = rng.standard_normal((2, 3, 3)) + 1j * rng.standard_normal((2, 3, 3))
+    v = rng.standard_normal((3, 2)) + 1j * rng.standard_normal((3, 2))
+    a, b = on(m, device), on(v, device)
+    L = ca.linalg
+    _close(L.inv(a), np.linalg.inv(m))
+    _close(L.solve(a, b), np.linalg.solve(m, v))
+    _close(L.det(a), np.linalg.det(m))
+    sign, logabs = L.slogdet(a)
+    _close(sign, np.linalg.slogdet(m)[0])
+    _close(logabs, np.linalg.slogdet(m)[1])
+    _close(L.pinv(b), np.linalg.pinv(v))
+    _close(L.svdvals(a), np.linalg.svd(m, compute_uv=False))
+    h = m + np.conj(np.swapaxes(m, -1, -2))
+    _close(L.eigvalsh(on(h, device)), np.linalg.eigvalsh(h))
+    _close(L.matrix_norm(a, ord="fro"), np.linalg.matrix_norm(m, ord="fro"))
+    _close(L.vector_norm(b), np.linalg.vector_norm(v))
+    assert int(L.matrix_rank(b)) == np.linalg.matrix_rank(v)
+    with pytest.raises(TypeError, match="complex"):
+        L.cholesky(a)

@@ -1,0 +1,136 @@
+"""carray.linalg on complex64/complex128 matrices, built from the real routines and array ops.
+
+A complex matrix A = X + iY acts like the real matrix [[X, -Y], [Y, X]] of twice the size (the
+embedding maps products, inverses and pseudo-inverses to those of A, and each singular value or
+Hermitian eigenvalue of A appears twice in it): inv, solve, pinv, matrix_rank, svdvals and
+eigvalsh use it. det and slogdet take a batched LU with partial pivoting in complex128 composed
+from array ops. cholesky, qr, svd (with vectors) and eigh (with vectors) of complex matrices raise
+TypeError.
+"""
+
+import carray
+from carray._complex import make
+
+
+def is_complex(*xs):
+    """True when any of xs is a complex Array."""
+    return any(isinstance(x, carray.Array) and x.dtype.kind == "c" for x in xs)
+
+
+def _cdtype(*xs):
+    return carray.result_type(*[x.dtype for x in xs])
+
+
+def _embed(a):
+    """(..., n, m) complex -> (..., 2n, 2m) real [[X, -Y], [Y, X]]."""
+    x, y = a.real, a.imag
+    top = carray.concatenate([x, -y], axis=-1)
+    bottom = carray.concatenate([y, x], axis=-1)
+    return carray.concatenate([top, bottom], axis=-2)
+
+
+def _unembed(r, n, m, dtype):
+    """The complex (..., n, m) matrix whose embedding is r (its left column of blocks)."""
+    return make(r[..., :n, :m], r[..., n:, :m], dtype)
+
+
+def unsupported(name):
+    raise TypeError(f"{name}: complex matrices are not supported by carray.linalg yet (inv, "
+                    f"solve, det, slogdet, pinv, matrix_rank, svdvals, eigvalsh and the norms "
+                    f"are)")
+
+
+def inv(a):
+    """The inverse of each complex matrix of a (..., n, n)."""
+    from carray.ops._linalg import inv as real_inv
+    n = a.shape[-1]
+    return _unembed(real_inv(_embed(a)), n, n, a.dtype)
+
+
+def solve(a, b):
+    """x with a @ x = b (b is (..., n, k), or (n,) for one vector) for complex a or b."""
+    from carray.ops._linalg import solve as real_solve
+    dt = _cdtype(a, b)
+    a, b = a.astype(dt, copy=False), carray.asarray(b).astype(dt, copy=False)
+    if b.ndim == 1:
+        x = real_solve(_embed(a), carray.concatenate([b.real, b.imag], axis=-1))
+        n = x.shape[-1] // 2
+        return make(x[..., :n], x[..., n:], dt)
+    x = real_solve(_embed(a), carray.concatenate([b.real, b.imag], axis=-2))
+    n = x.shape[-2] // 2
+    return make(x[..., :n, :], x[..., n:, :], dt)
+
+
+def pinv(a, **kw):
+    """The pseudo-inverse of each complex matrix of a (..., m, n) (same cut-off rules)."""
+    from carray.ops._linalg import pinv as real_pinv
+    m, n = a.shape[-2:]
+    if m == 0 or n == 0:
+        return carray.zeros(a.shape[:-2] + (n, m), dtype=a.dtype, device=a.device)
+    return _unembed(real_pinv(_embed(a), **kw), n, m, a.dtype)
+
+
+def svdvals(a):
+    """The singular values (descending, real) of each complex matrix of a (..., m, n)."""
+    from carray.ops._linalg import svdvals as real_svdvals
+    return carray.ascontiguousarray(real_svdvals(_embed(a))[..., ::2])
+
+
+def eigvalsh(a, uplo):
+    """The eigenvalues (ascending, real) of each Hermitian matrix of a, from one triangle."""
+    from carray.ops._linalg import eigvalsh as real_eigvalsh
+    n = a.shape[-1]
+    rows = carray.arange(n, device=a.device)
+    lower = rows[:, None] >= rows[None, :] if uplo == "L" else rows[:, None] <= rows[None, :]
+    tri = carray.where(lower, a, 0)
+    herm = tri + carray.conj(carray.matrix_transpose(tri))
+    herm = herm - make(carray.where(rows[:, None] == rows[None, :], tri.real, 0.0), 0.0, a.dtype)
+    return carray.ascontiguousarray(real_eigvalsh(_embed(herm))[..., ::2])
+
+
+def _lu_pivots(a):
+    """The pivots of a batched LU with partial pivoting of complex a (..., n, n) in complex128,
+    and the parity of the row swaps: (list of (...,) complex arrays, (...,) int64)."""
+    h = a.astype("complex128")
+    n = h.shape[-1]
+    batch = h.shape[:-2]
+    h = carray.reshape(h, (-1, n, n)).copy()
+    idx = carray.arange(n, device=a.device)
+    swaps = carray.zeros(h.shape[:1], dtype="int64", device=a.device)
+    pivots = []
+    for k in range(n):
+        p = carray.argmax(carray.abs(h[:, k:, k]), axis=-1) + k
+        perm = carray.where(idx == k, p[:, None], carray.where(idx == p[:, None], k, idx))
+        h = carray.take_along_axis(h, carray.broadcast_to(perm[:, :, None], h.shape), axis=1)
+        swaps = swaps + (p != k)
+        piv = h[:, k, k]
+        pivots.append(carray.reshape(piv, batch))
+        safe = carray.where(piv == 0, 1.0 + 0j, piv)
+        f = h[:, k + 1:, k] / safe[:, None]
+        h[:, k + 1:, :] = h[:, k + 1:, :] - f[:, :, None] * h[:, k:k + 1, :]
+    return pivots, carray.reshape(swaps, batch)
+
+
+def det(a):
+    """The determinant of each complex matrix of a (..., n, n)."""
+    pivots, swaps = _lu_pivots(a)
+    d = carray.where(swaps % 2 == 1, -1.0 + 0j,
+                     carray.ones(swaps.shape, dtype="complex128", device=a.device))
+    for p in pivots:
+        d = d * p
+    return d.astype(a.dtype)
+
+
+def slogdet(a):
+    """(sign, logabsdet) of each complex matrix of a: sign a unit complex number (0 for a
+    singular matrix), logabsdet real (-inf for a singular one)."""
+    pivots, swaps = _lu_pivots(a)
+    sign = carray.where(swaps % 2 == 1, -1.0 + 0j,
+                        carray.ones(swaps.shape, dtype="complex128", device=a.device))
+    logabs = carray.zeros(swaps.shape, dtype="float64", device=a.device)
+    for p in pivots:
+        m = carray.abs(p)
+        sign = sign * carray.where(m == 0, 0j, p / carray.where(m == 0, 1.0, m))
+        logabs = logabs + carray.log(m)
+    part = "float32" if a.dtype == carray.complex64 else "float64"
+    return sign.astype(a.dtype), logabs.astype(part)
