@@ -224,6 +224,8 @@ def cholesky(a, /, *, upper=False):
     lower triangle, or with upper=True upper U with a = U^T U from its upper triangle.
     LinAlgError when a matrix is not positive definite or the stack is not square."""
     a = _square(a, "cholesky")
+    if _lc.is_complex(a):
+        return _lc.cholesky(a, upper)
     dt = _float_type(a.dtype)
     h = _host64(a.mT if upper else a)
     info = _info(h.shape[:1])
@@ -244,6 +246,9 @@ def qr(a, mode="reduced"):
                          f"'r')")
     a = _asarray(a)
     _at_least_2d(a)
+    if _lc.is_complex(a):
+        q, r = _lc.qr(a, mode)
+        return r if mode == "r" else QRResult(q, r)
     dt = _float_type(a.dtype)
     m, n = a.shape[-2:]
     k = min(m, n)

@@ -3,9 +3,10 @@
 A complex matrix A = X + iY acts like the real matrix [[X, -Y], [Y, X]] of twice the size (the
 embedding maps products, inverses and pseudo-inverses to those of A, and each singular value or
 Hermitian eigenvalue of A appears twice in it): inv, solve, pinv, matrix_rank, svdvals and
-eigvalsh use it. det and slogdet take a batched LU with partial pivoting in complex128 composed
-from array ops. cholesky, qr, svd (with vectors) and eigh (with vectors) of complex matrices raise
-TypeError.
+eigvalsh use it. det and slogdet take a batched LU with partial pivoting in complex128, cholesky
+a column-by-column factorisation and qr Householder reflections, composed from array ops (so they
+run on every device). svd with vectors and eigh with vectors of complex matrices raise TypeError
+(the real routines' dtype check).
 """
 
 import carray
@@ -32,12 +33,6 @@ def _embed(a):
 def _unembed(r, n, m, dtype):
     """The complex (..., n, m) matrix whose embedding is r (its left column of blocks)."""
     return make(r[..., :n, :m], r[..., n:, :m], dtype)
-
-
-def unsupported(name):
-    raise TypeError(f"{name}: complex matrices are not supported by carray.linalg yet (inv, "
-                    f"solve, det, slogdet, pinv, matrix_rank, svdvals, eigvalsh and the norms "
-                    f"are)")
 
 
 def inv(a):
@@ -134,3 +129,73 @@ def slogdet(a):
         logabs = logabs + carray.log(m)
     part = "float32" if a.dtype == carray.complex64 else "float64"
     return sign.astype(a.dtype), logabs.astype(part)
+
+
+def _conj(x):
+    return make(x.real, -x.imag, x.dtype)
+
+
+def cholesky(a, upper):
+    """The Cholesky factor of each Hermitian positive-definite complex matrix of a: lower L with
+    a = L L^H from a's lower triangle (upper=True: U = L^H from the upper one), column by column
+    in complex128. LinAlgError when a matrix is not positive definite."""
+    from carray.ops._linalg import LinAlgError
+    h = a.astype("complex128")
+    if upper:
+        h = _conj(carray.matrix_transpose(h))
+    n = h.shape[-1]
+    batch = h.shape[:-2]
+    h = carray.reshape(h, (-1, n, n))
+    low = carray.zeros(h.shape, dtype="complex128", device=a.device)
+    for j in range(n):
+        row = low[:, j, :j]
+        d2 = h[:, j, j].real - carray.sum(carray.abs(row) ** 2, axis=-1)
+        if not bool(carray.all(d2 > 0)):
+            raise LinAlgError("cholesky: Matrix is not positive definite")
+        d = carray.sqrt(d2)
+        low[:, j, j] = d
+        if j + 1 < n:
+            s = carray.sum(low[:, j + 1:, :j] * _conj(row)[:, None, :], axis=-1)
+            low[:, j + 1:, j] = (h[:, j + 1:, j] - s) / d[:, None]
+    out = carray.reshape(low, batch + (n, n))
+    if upper:
+        out = _conj(carray.matrix_transpose(out))
+    return carray.ascontiguousarray(out.astype(a.dtype))
+
+
+def qr(a, mode):
+    """(Q, R) of each complex matrix of a (..., m, n) by Householder reflections in complex128:
+    Q unitary (m, k) or (m, m) for mode='complete', R upper triangular (exact zeros below)."""
+    h = a.astype("complex128")
+    m, n = h.shape[-2:]
+    k = min(m, n)
+    batch = h.shape[:-2]
+    r = carray.reshape(h, (-1, m, n)).copy()
+    nb = r.shape[0]
+    q = carray.broadcast_to(carray.eye(m, dtype="complex128", device=a.device), (nb, m, m)).copy()
+    for j in range(k):
+        x = r[:, j:, j]                                         # (nb, m - j)
+        norm = carray.sqrt(carray.sum(carray.abs(x) ** 2, axis=-1))
+        x0 = x[:, 0]
+        m0 = carray.abs(x0)
+        phase = carray.where(m0 == 0, 1.0 + 0j, x0 / carray.where(m0 == 0, 1.0, m0))
+        alpha = -phase * norm
+        v = x.copy()
+        v[:, 0] = x0 - alpha
+        vn = carray.sqrt(carray.sum(carray.abs(v) ** 2, axis=-1))
+        v = v / carray.where(vn == 0, 1.0, vn)[:, None]        # v = 0: no reflection
+        vh = _conj(v)
+        block = r[:, j:, :]
+        r[:, j:, :] = block - 2 * v[:, :, None] * carray.sum(vh[:, :, None] * block, axis=1)[
+            :, None, :]
+        qb = q[:, :, j:]
+        q[:, :, j:] = qb - 2 * carray.sum(qb * v[:, None, :], axis=-1)[:, :, None] * vh[:, None, :]
+    rows = carray.arange(m, device=a.device)[:, None]
+    cols = carray.arange(n, device=a.device)[None, :]
+    r = carray.where(rows > cols, 0j, r)
+    if mode != "complete":
+        q, r = q[:, :, :k], r[:, :k, :]
+    q = carray.reshape(q, batch + q.shape[1:])
+    r = carray.reshape(r, batch + r.shape[1:])
+    return (carray.ascontiguousarray(q.astype(a.dtype)),
+            carray.ascontiguousarray(r.astype(a.dtype)))

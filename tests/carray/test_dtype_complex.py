@@ -325,5 +325,11 @@ def test_linalg(device):
     _close(L.matrix_norm(a, ord="fro"), np.linalg.matrix_norm(m, ord="fro"))
     _close(L.vector_norm(b), np.linalg.vector_norm(v))
     assert int(L.matrix_rank(b)) == np.linalg.matrix_rank(v)
+    _close(L.cholesky(on(h @ h, device)), np.linalg.cholesky(h @ h))
+    _close(L.cholesky(on(h @ h, device), upper=True), np.linalg.cholesky(h @ h, upper=True))
+    q, r = L.qr(b)
+    _close(q @ r, v)
+    _close(ca.abs(r), np.abs(np.linalg.qr(v)[1]))         # R up to the phases of its rows
+    assert np.array_equal(_host(r), np.triu(_host(r)))
     with pytest.raises(TypeError, match="complex"):
-        L.cholesky(a)
+        L.svd(a)
