@@ -470,7 +470,43 @@ def reduce(name, x, axis, keepdims):
         return from_pairs(uf.sum(pairs(x), axis=axes, keepdims=keepdims))
     if name == "prod":
         return _prod(x, axes, keepdims)
-    _refuse(name, x.dtype)
+    # max / min: the lexicographic extreme of the reduced elements, flattened last
+    from carray.core._array import moveaxis
+    n = x.ndim
+    rest = [d for d in range(n) if d not in axes]
+    y = moveaxis(x, list(axes), list(range(n - len(axes), n))) if axes else x
+    y = y.reshape(tuple(x.shape[d] for d in rest) + (-1,))
+    idx = arg(y, -1, True, name == "max")
+    from carray._api_manipulation import take_along_axis
+    r = take_along_axis(y, idx, axis=-1)[..., 0]
+    if keepdims:
+        r = r.reshape(tuple(1 if d in axes else x.shape[d] for d in range(n)))
+    return r.copy()
+
+
+def arg(x, axis, keepdims, want_max):
+    """argmax (want_max) or argmin of complex x in NumPy's lexicographic order: the first
+    extreme, or the first element with a NaN part when there is one."""
+    from carray.ops._ufunc import argmax
+    flat = axis is None
+    if flat:
+        x, axis = x.reshape(-1), 0
+    if x.shape[axis] == 0:
+        raise ValueError(f"attempt to get {'argmax' if want_max else 'argmin'} of an empty "
+                         f"sequence")
+    a, b = parts(x)
+    red, worst = (uf.max, -_INF) if want_max else (uf.min, _INF)
+    cand = uf.equal(a, red(a, axis=axis, keepdims=True))
+    bi = uf.where(cand, b, worst)
+    best = uf.logical_and(cand, uf.equal(bi, red(bi, axis=axis, keepdims=True)))
+    nan = _has_nan(a, b)
+    idx = argmax(best.astype("int8"), axis=axis, keepdims=True)
+    idx = uf.where(uf.any(nan, axis=axis, keepdims=True),
+                   argmax(nan.astype("int8"), axis=axis, keepdims=True), idx)
+    if not keepdims:
+        idx = idx.reshape(idx.shape[:axis] + idx.shape[axis + 1:]) if not flat else \
+            idx.reshape(())
+    return idx
 
 
 def _prod(x, axes, keepdims):

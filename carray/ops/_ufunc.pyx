@@ -1068,6 +1068,9 @@ cdef object _arg(object a, object axis, object out, bint keepdims, bint want_max
     cdef str name = "argmax" if want_max else "argmin"
     cdef int ax, d
     cdef Array rows
+    if is_complex_num(x.dtype_num):
+        found = _cx().arg(x, axis, keepdims, want_max)
+        return found if out is None else _finish_into(found, out, name)
     if _zero_d_axis(x, axis):
         axis = None
     if axis is None:

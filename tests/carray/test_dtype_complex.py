@@ -250,6 +250,13 @@ def test_reductions(dtype, device):
         _close(ca.mean(a, axis=axis), np.mean(x, axis=axis), rtol)
         _close(ca.var(a, axis=axis), np.var(x, axis=axis), rtol)
         _close(ca.std(a, axis=axis, keepdims=True), np.std(x, axis=axis, keepdims=True), rtol)
+    x[1, 2] = complex(x[1, 2].real, math.nan)
+    x[0, 1] = x[0, 3].real + 0j                   # ties of the real parts
+    a = on(x, device)
+    for name in ("argmax", "argmin", "max", "min"):
+        for axis in (None, 1):
+            got = getattr(ca, name)(a, axis=axis)
+            assert str(_host(got).tolist()) == str(getattr(np, name)(x, axis=axis).tolist())
     _close(ca.any(a, axis=0), np.any(x, axis=0))
     _close(ca.all(a), np.all(x))
     _close(ca.sum(a[:0]), np.sum(x[:0]))
