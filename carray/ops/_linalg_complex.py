@@ -4,9 +4,9 @@ A complex matrix A = X + iY acts like the real matrix [[X, -Y], [Y, X]] of twice
 embedding maps products, inverses and pseudo-inverses to those of A, and each singular value or
 Hermitian eigenvalue of A appears twice in it): inv, solve, pinv, matrix_rank, svdvals and
 eigvalsh use it. det and slogdet take a batched LU with partial pivoting in complex128, cholesky
-a column-by-column factorisation and qr Householder reflections, composed from array ops (so they
-run on every device). svd with vectors and eigh with vectors of complex matrices raise TypeError
-(the real routines' dtype check).
+a column-by-column factorisation and qr LAPACK's Householder reflections (R as NumPy's), all
+composed from array ops (so they run on every device). svd with vectors and eigh with vectors of
+complex matrices raise TypeError (the real routines' dtype check).
 """
 
 import carray
@@ -89,7 +89,7 @@ def _lu_pivots(a):
     h = a.astype("complex128")
     n = h.shape[-1]
     batch = h.shape[:-2]
-    h = carray.reshape(h, (-1, n, n)).copy()
+    h = carray.reshape(h, (_count(batch), n, n)).copy()
     idx = carray.arange(n, device=a.device)
     swaps = carray.zeros(h.shape[:1], dtype="int64", device=a.device)
     pivots = []
@@ -131,6 +131,24 @@ def slogdet(a):
     return sign.astype(a.dtype), logabs.astype(part)
 
 
+def _count(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _norm(x):
+    """The 2-norm over the last axis, scaled by the largest |x_i| so it neither overflows nor
+    underflows."""
+    m = carray.abs(x)
+    if x.shape[-1] == 0:
+        return carray.zeros(x.shape[:-1], dtype=m.dtype, device=x.device)
+    big = carray.max(m, axis=-1, keepdims=True)
+    safe = carray.where(big == 0, 1.0, big)
+    return carray.sqrt(carray.sum((m / safe) ** 2, axis=-1)) * safe[..., 0]
+
+
 def _conj(x):
     return make(x.real, -x.imag, x.dtype)
 
@@ -145,7 +163,7 @@ def cholesky(a, upper):
         h = _conj(carray.matrix_transpose(h))
     n = h.shape[-1]
     batch = h.shape[:-2]
-    h = carray.reshape(h, (-1, n, n))
+    h = carray.reshape(h, (_count(batch), n, n))
     low = carray.zeros(h.shape, dtype="complex128", device=a.device)
     for j in range(n):
         row = low[:, j, :j]
@@ -170,26 +188,30 @@ def qr(a, mode):
     m, n = h.shape[-2:]
     k = min(m, n)
     batch = h.shape[:-2]
-    r = carray.reshape(h, (-1, m, n)).copy()
+    r = carray.reshape(h, (_count(batch), m, n)).copy()
     nb = r.shape[0]
     q = carray.broadcast_to(carray.eye(m, dtype="complex128", device=a.device), (nb, m, m)).copy()
     for j in range(k):
+        # LAPACK's zlarfg: H = I - tau v v^H with v[0] = 1 maps x to beta e1, beta real
+        # (-sign(Re x0) ||x||), so R's diagonal is real as NumPy's; no reflection (tau = 0)
+        # when x is already real beta e1
         x = r[:, j:, j]                                         # (nb, m - j)
-        norm = carray.sqrt(carray.sum(carray.abs(x) ** 2, axis=-1))
-        x0 = x[:, 0]
-        m0 = carray.abs(x0)
-        phase = carray.where(m0 == 0, 1.0 + 0j, x0 / carray.where(m0 == 0, 1.0, m0))
-        alpha = -phase * norm
-        v = x.copy()
-        v[:, 0] = x0 - alpha
-        vn = carray.sqrt(carray.sum(carray.abs(v) ** 2, axis=-1))
-        v = v / carray.where(vn == 0, 1.0, vn)[:, None]        # v = 0: no reflection
+        alpha = x[:, 0]
+        full = _norm(x)
+        skip = carray.logical_and(_norm(x[:, 1:]) == 0, alpha.imag == 0)
+        beta = -carray.copysign(full, alpha.real)
+        beta_safe = carray.where(skip, 1.0, beta)
+        tau = carray.where(skip, 0j, (beta_safe - alpha) / beta_safe)
+        denom = carray.where(skip, 1.0 + 0j, alpha - beta_safe)
+        v = x / denom[:, None]
+        v[:, 0] = 1.0
         vh = _conj(v)
         block = r[:, j:, :]
-        r[:, j:, :] = block - 2 * v[:, :, None] * carray.sum(vh[:, :, None] * block, axis=1)[
-            :, None, :]
+        w = carray.sum(vh[:, :, None] * block, axis=1)        # v^H R
+        r[:, j:, :] = block - (_conj(tau)[:, None] * v)[:, :, None] * w[:, None, :]
         qb = q[:, :, j:]
-        q[:, :, j:] = qb - 2 * carray.sum(qb * v[:, None, :], axis=-1)[:, :, None] * vh[:, None, :]
+        qv = carray.sum(qb * v[:, None, :], axis=-1)          # Q v
+        q[:, :, j:] = qb - (tau[:, None] * qv)[:, :, None] * vh[:, None, :]
     rows = carray.arange(m, device=a.device)[:, None]
     cols = carray.arange(n, device=a.device)[None, :]
     r = carray.where(rows > cols, 0j, r)
