@@ -296,9 +296,12 @@ _FORMULAS = {
     "arcsin": _via_i(_asinh),
     "arccos": _acos,
     "arctan": _via_i(_atanh),
-    # NumPy's expm1: expm1(a) cos b - 2 sin^2(b/2) + i e^a sin b
-    "expm1": lambda a, b, dt: (uf.expm1(a) * uf.cos(b) - 2.0 * uf.sin(b * 0.5) ** 2,
-                               uf.exp(a) * uf.sin(b)),
+    # NumPy's expm1: expm1(a) cos b - 2 sin^2(b/2) + i e^a sin b (+0 + 0j at +-0 + 0j, as
+    # the standard asks, where the formula gives -0 for a = -0)
+    "expm1": lambda a, b, dt: (
+        uf.where(uf.logical_and(uf.equal(a, 0), uf.equal(b, 0)), 0.0,
+                 uf.expm1(a) * uf.cos(b) - 2.0 * uf.sin(b * 0.5) ** 2),
+        uf.exp(a) * uf.sin(b)),
     "log1p": lambda a, b, dt: _log(a + 1.0, b),
     "log2": lambda a, b, dt: tuple(v * (1 / math.log(2.0)) for v in _log(a, b)),
     "log10": lambda a, b, dt: tuple(v * (1 / math.log(10.0)) for v in _log(a, b)),
