@@ -848,10 +848,15 @@ cdef object _reduce(int op, object x, object axis, object dtype, object out, bin
     if (op == R_MAX or op == R_MIN) and count == 0 and not empty_ok:
         raise ValueError(f"zero-size array to reduction operation {_REDUCE_NAMES[op]} which has "
                          f"no identity")
+    if is_complex_num(a.dtype_num) and not is_complex_num(ct):
+        a = _operand(a, -1, ct)         # dtype= real: NumPy casts (drops the imaginary part)
     if is_complex_num(ct):
         result = _cx().reduce(("sum", "prod", "max", "min")[op], _operand(a, -1, ct),
                               tuple([d for d in range(a.ndim) if reduced[d]]), keepdims)
         return result if out is None else _finish_into(result, out, _REDUCE_NAMES[op])
+    if ct != a.dtype_num and cast_loop_for(ct, a.dtype_num) == NULL:
+        raise TypeError(f"{_REDUCE_NAMES[op]}: cannot accumulate {dtype_of(a.dtype_num)} in "
+                        f"{dtype_of(ct)} (no conversion loop)")
     cdef Array r = _reduce_into(a, op, reduced, ct)
     result = _shape_result(r, a, reduced, keepdims)
     if out is not None:
