@@ -171,16 +171,18 @@ def test_binary_ops(dtype, device):
     x = _values(dtype, (3, 4), 1)
     y = _values(dtype, (4,), 2)                  # broadcast
     a, b = on(x, device), on(y, device)
-    # (PoCL compiles each new kernel once per process: the gpu checks complex128 on a few ops)
-    for name in BINARY if device == "cpu" or dtype == "complex64" else BINARY[:4]:
+    # (PoCL compiles each new kernel once per process: the gpu checks a few ops; they share
+    # their composition with the rest)
+    for name in BINARY if device == "cpu" else ("multiply", "divide", "less", "maximum"):
         with np.errstate(all="ignore"):
             expected = getattr(np, name)(x, y)
         _close(getattr(ca, name)(a, b), expected)
     _close(a[:, ::2] / b[::2], x[:, ::2] / y[::2])             # non-contiguous views
     _close(a ** 2, x ** 2)
-    _close(a ** -1, x ** -1, rtol=1e-4)
-    _close(a ** (0.5 + 1j), (x ** (0.5 + 1j)).astype(dtype), rtol=1e-4)
-    _close(ca.pow(a, b), x ** y, rtol=1e-4)
+    if device == "cpu":
+        _close(a ** -1, x ** -1, rtol=1e-4)
+        _close(a ** (0.5 + 1j), (x ** (0.5 + 1j)).astype(dtype), rtol=1e-4)
+        _close(ca.pow(a, b), x ** y, rtol=1e-4)
     # Smith's division: no overflow where the naive formula would overflow
     big = np.asarray([1e300 + 1e300j], "complex128")
     _close(on(big, device) / on(big, device), big / big)
@@ -190,7 +192,8 @@ def test_binary_ops(dtype, device):
 def test_unary_ops(dtype, device):
     x = _values(dtype, (2, 3), 3) * 0.7
     a = on(x, device)
-    for name in UNARY if device == "cpu" or dtype == "complex64" else UNARY[:6]:
+    for name in UNARY if device == "cpu" else ("absolute", "sqrt", "exp", "log", "tanh",
+                                               "arcsin", "sign", "isnan"):
         expected = getattr(np, name)(x)
         rtol = 1e-4 if dtype == "complex64" else 1e-9
         _close(getattr(ca, name)(a), expected, rtol)
