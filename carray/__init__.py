@@ -167,6 +167,18 @@ globals().update({name: getattr(_api_manipulation, name) for name in _api_manipu
 from carray.core._dtype import int8, int16, uint8, uint16, uint32, uint64  # noqa: E402
 from carray.core._dtype import bfloat16, complex64, complex128, float16  # noqa: E402
 
+# isort: split
+# complex numbers (carray.real/imag/conj, above, handle them too) and the fft extension
+from carray import fft  # noqa: E402
+from carray._api_complex import (  # noqa: E402
+    angle,
+    conjugate,
+    iscomplex,
+    iscomplexobj,
+    isreal,
+    isrealobj,
+)
+
 __version__ = "0.1.0"
 
 

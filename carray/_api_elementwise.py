@@ -105,7 +105,10 @@ def log10(x, /):
 
 
 def tan(x, /):
-    """Tangent (sin(x) / cos(x))."""
+    """Tangent (sin(x) / cos(x); complex: -i tanh(ix))."""
+    if isinstance(x, Array) and x.dtype.kind == "c":
+        from carray._complex import unary
+        return unary("tan", x)
     return uf.divide(uf.sin(x), uf.cos(x))
 
 
@@ -118,7 +121,11 @@ def trunc(x, /):
 
 
 def round(x, /, decimals=0):  # noqa: A001  (the standard's name)
-    """x rounded to `decimals` decimals, halves to even (NumPy's round); integers unchanged."""
+    """x rounded to `decimals` decimals, halves to even (NumPy's round); integers unchanged;
+    complex numbers part by part."""
+    if isinstance(x, Array) and x.dtype.kind == "c":
+        from carray._complex import make
+        return make(round(x.real, decimals), round(x.imag, decimals), x.dtype)
     x = _one("round", x, _REAL)
     if x.dtype.kind != "f":
         return x.copy()
@@ -217,10 +224,8 @@ def pow(x1, x2, /):  # noqa: A001
 def _complex_part(name, x, real_result):
     x = asarray(x) if not isinstance(x, Array) else x
     if x.dtype.kind == "c":
-        fn = getattr(uf, name, None)
-        if fn is None:
-            raise TypeError(f"{name}: complex arrays are not supported yet")
-        return fn(x)
+        from carray import _api_complex
+        return getattr(_api_complex, name)(x)
     return real_result(x)
 
 

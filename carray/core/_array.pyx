@@ -28,6 +28,7 @@ from carray.core._dtype cimport (BOOL, dtype_of, FLOAT32, FLOAT64, INT32, INT64,
                             DType, as_dtype, bool_t, promote_nums, INT8, INT16, UINT8,
                             UINT16, UINT32, UINT64, int_fits, is_int_num, is_float_num,
                             is_unsigned_num, kind_rank)
+from carray.core._dtype cimport COMPLEX64, COMPLEX128, is_complex_num
 from carray.core._dtype import DTYPE_NAMES as _DTYPE_NAMES
 from carray.core._storage cimport Storage, new_host_storage, storage_from_buffer, host_alloc, host_free
 from carray.core._strided cimport (cast_loop_for, MAXDIMS, MAXOPS, NdLoop, loop1d_t, prepare_loop,
@@ -352,12 +353,21 @@ cdef void _copy_raw(int ndim, const Py_ssize_t* shape, char* dst, const Py_ssize
     cdef NdLoop it
     cdef char* data[2]
     cdef Py_ssize_t strides[2][MAXDIMS]
+    cdef Py_ssize_t pshape[MAXDIMS]
     cdef int d
     data[0] = dst
     data[1] = src
     for d in range(ndim):
         strides[0][d] = dst_bstrides[d]
         strides[1][d] = src_bstrides[d]
+        pshape[d] = shape[d]
+    if is_complex_num(dst_num) and dst_num == src_num and ndim < MAXDIMS:
+        # complex elements move as (real, imag) pairs of their float type
+        pshape[ndim] = 2
+        strides[0][ndim] = strides[1][ndim] = itemsize_of(dst_num) // 2
+        dst_num = src_num = _part_num(dst_num)
+        ndim += 1
+        shape = pshape
     prepare_loop(&it, 2, ndim, shape, data, strides)
     run_loop(&it, cast_loop_for(dst_num, src_num), NULL, NULL, PARALLEL_COPY_MIN)
 
@@ -421,6 +431,8 @@ cdef int copy_into(Array dst, Array src) except -1:
     cdef Array b
     if not dst.writeable:
         raise ValueError("assignment destination is read-only")
+    if is_complex_num(dst.dtype_num) or is_complex_num(src.dtype_num):
+        return _copy_complex(dst, src)
     if on_gpu(dst) or on_gpu(src):
         gpu_backend().copy_into(dst, src)
         return 0
@@ -1020,6 +1032,44 @@ cdef class Array:
     def __abs__(self):
         return _unary(UNARY, U_ABS, self, None)
 
+    # -- complex parts (views of the interleaved storage, as NumPy's; _complex_views.pxi) ------
+
+    @property
+    def real(self):
+        """The real part: a writable float view for complex arrays, the array itself else."""
+        return complex_part(self, 0) if is_complex_num(self.dtype_num) else self
+
+    @real.setter
+    def real(self, value):
+        copy_into(self.real, as_array(value, -1))
+
+    @property
+    def imag(self):
+        """The imaginary part: a writable float view for complex arrays; read-only zeros of
+        the array's dtype else (as NumPy)."""
+        if is_complex_num(self.dtype_num):
+            return complex_part(self, 1)
+        z = new_array_on(self.ndim, self.shape_, self.dtype_num, self)
+        copy_into(z, _scalar_array(0, self.dtype_num))
+        (<Array>z).writeable = False
+        return z
+
+    @imag.setter
+    def imag(self, value):
+        if not is_complex_num(self.dtype_num):
+            raise TypeError("array does not have imaginary part to set")
+        copy_into(self.imag, as_array(value, -1))
+
+    def conj(self):
+        """The complex conjugate (see carray.conj)."""
+        import carray
+        return carray.conj(self)
+
+    def conjugate(self):
+        """The complex conjugate (see carray.conjugate)."""
+        import carray
+        return carray.conj(self)
+
     # -- the array API standard's methods (carray/_array_api.py, carray/_api_elementwise.py) --
 
     def __array_namespace__(self, *, api_version=None):
@@ -1457,3 +1507,4 @@ include "_scalars.pxi"
 include "_indexing.pxi"
 include "_fromobject.pxi"
 include "_export.pxi"
+include "_complex_views.pxi"

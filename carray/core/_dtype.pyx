@@ -272,12 +272,16 @@ def result_type(*arrays_and_dtypes):
             weak_rank = max(weak_rank, 1)
         elif isinstance(x, float) and not hasattr(x, "dtype"):    # np.float64 is strong
             weak_rank = max(weak_rank, 2)
+        elif isinstance(x, complex) and not hasattr(x, "dtype"):  # complex64, or 128 beside f8
+            weak_rank = max(weak_rank, 3)
         else:
             d = None if isinstance(x, (type, str, DType)) else getattr(x, "dtype", None)
             strongs.append((<DType>as_dtype(x if d is None else d)).num)
     strong = promote_seq(strongs)
     if strong < 0:
-        return DTYPES[(BOOL, INT64, FLOAT32)[weak_rank]]
+        return DTYPES[(BOOL, INT64, FLOAT32, COMPLEX64)[weak_rank]]
     if weak_rank > kind_rank(strong):
-        return DTYPES[(BOOL, INT64, FLOAT32)[weak_rank]]
+        if weak_rank == 3 and strong == FLOAT64:
+            return DTYPES[COMPLEX128]
+        return DTYPES[(BOOL, INT64, FLOAT32, COMPLEX64)[weak_rank]]
     return DTYPES[strong]

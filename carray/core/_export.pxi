@@ -36,6 +36,7 @@ cdef extern from "_dlpack.h":
         unsigned long long flags
         DLTensor dl_tensor
     int kDLCPU, kDLCUDAHost, kDLInt, kDLUInt, kDLFloat, kDLBool
+    int kDLComplex
     unsigned long long DLPACK_FLAG_BITMASK_READ_ONLY, DLPACK_FLAG_BITMASK_IS_COPIED
 
 cdef const char* _BUFFER_FORMATS[NTYPES]
@@ -91,6 +92,8 @@ cdef DLDataType _dl_dtype(int num) noexcept:
     t.bits = <unsigned char>(itemsize_of(num) * 8)
     t.code = kDLBool if num == BOOL else (kDLFloat if is_float_num(num) else
                                           (kDLUInt if is_unsigned_num(num) else kDLInt))
+    if is_complex_num(num):
+        t.code = kDLComplex
     return t
 
 
@@ -193,6 +196,8 @@ cdef int _num_from_dl(DLDataType t) except -1:
             return FLOAT32
         if t.code == kDLFloat and t.bits == 64:
             return FLOAT64
+        if t.code == kDLComplex and t.bits in (64, 128):
+            return COMPLEX64 if t.bits == 64 else COMPLEX128
     raise BufferError(f"unsupported DLPack dtype (code {t.code}, bits {t.bits}, lanes {t.lanes}); "
                       f"carray holds {', '.join(_DTYPE_NAMES)}")
 

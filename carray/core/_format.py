@@ -99,8 +99,9 @@ def _negative(x):
 class _FloatFormat:
     """NumPy's FloatingFormat for floatmode='maxprec', precision=8, sign='-'."""
 
-    def __init__(self, values, f32):
+    def __init__(self, values, f32, plus=False):
         self.f32 = f32
+        self.plus = plus            # sign='+' (the imaginary parts of complex numbers)
         finite = [v for v in values if math.isfinite(v)]
         nonzero = [abs(v) for v in finite if v != 0]
         self.exp_format = False
@@ -129,7 +130,7 @@ class _FloatFormat:
             self.exp_size = -1
 
         if len(finite) != len(values):  # room for 'nan', 'inf', '-inf'
-            neginf = any(v == -math.inf for v in values)
+            neginf = plus or any(v == -math.inf for v in values)
             offset = self.pad_right + 1
             self.pad_left = max(self.pad_left, 3 - offset, 3 + neginf - offset)
 
@@ -141,18 +142,23 @@ class _FloatFormat:
             fp = fp.rstrip("0")
         else:
             ip, fp = _positional_parts(digits, exp)
-        return ("-" if _negative(x) else "") + ip, fp
+        return self._sign(x) + ip, fp
+
+    def _sign(self, x):
+        return "-" if _negative(x) else ("+" if self.plus else "")
 
     def _sci_first(self, x):
         """Mantissa integer digit (with sign), mantissa fraction digits, exponent."""
         digits, exp = _shortest(x, self.f32)
         if len(digits) - 1 > _PRECISION:
             digits, exp = _split_digits("%.*e" % (_PRECISION, abs(x)))
-        return ("-" if _negative(x) else "") + digits[0], digits[1:], exp
+        return self._sign(x) + digits[0], digits[1:], exp
 
     def __call__(self, x):
         if not math.isfinite(x):
             word = "nan" if math.isnan(x) else ("-inf" if x < 0 else "inf")
+            if self.plus and word[0] != "-":
+                word = "+" + word
             return word.rjust(self.pad_left + self.pad_right + 1)
         if self.exp_format:
             ip, fp, exp = self._sci_first(x)
@@ -160,7 +166,7 @@ class _FloatFormat:
                 # NumPy's min_digits: more digits of the exact value, correctly rounded
                 mant, _, e = ("%.*e" % (self.precision, abs(x))).partition("e")
                 ip, _, fp = mant.partition(".")
-                ip, exp = ("-" if _negative(x) else "") + ip, int(e)
+                ip, exp = self._sign(x) + ip, int(e)
             return "%s.%se%s%s" % (ip.rjust(self.pad_left), fp, "-" if exp < 0 else "+",
                                    str(abs(exp)).zfill(self.exp_size))
         ip, fp = self._pos_first(x)
@@ -184,7 +190,36 @@ class _BoolFormat:
         return self.true if x else "False"
 
 
+class _ComplexFormat:
+    """NumPy's ComplexFloatingFormat: the real parts as floats, the imaginary ones with a sign,
+    'j' before the imaginary part's padding."""
+
+    def __init__(self, values, f32):
+        self.real = _FloatFormat([v.real for v in values], f32)
+        self.imag = _FloatFormat([v.imag for v in values], f32, plus=True)
+
+    def __call__(self, x):
+        i = self.imag(x.imag)
+        sp = len(i.rstrip())
+        return self.real(x.real) + i[:sp] + "j" + i[sp:]
+
+
+def _complex_scalar_str(x, f32):
+    """str of a NumPy complex scalar: '(1.5+2j)', the parts as their float type prints them."""
+    def part(v):
+        if not math.isfinite(v):
+            return repr(v)
+        t = _float32_scalar_str(v) if f32 else repr(v)
+        return t[:-2] if t.endswith(".0") else t
+    if x.real == 0 and not _negative(x.real):
+        return part(x.imag) + "j"
+    im = part(x.imag)
+    return "(" + part(x.real) + ("" if im[0] == "-" else "+") + im + "j)"
+
+
 def _formatter(values, kind, zero_d):
+    if kind in ("complex64", "complex128"):
+        return _ComplexFormat(values, kind == "complex64")
     if kind == "bool":
         return _BoolFormat(zero_d)
     if kind == "int":
@@ -347,5 +382,7 @@ def array_str(a):
     kind = _kind(name)
     if not shape:
         x = a.tolist()
+        if kind in ("complex64", "complex128"):
+            return _complex_scalar_str(x, kind == "complex64")
         return _float32_scalar_str(x) if kind == "float32" else str(x)
     return _array2string(a, kind, shape, size, " ", "", _LINEWIDTH)

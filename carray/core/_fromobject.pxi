@@ -9,7 +9,7 @@ cdef bint _is_numpy_scalar(object x):
 cdef object _dtype_of_leaf(object x):
     """(kind rank, strong type number or -1, Python value) of one scalar leaf."""
     cdef int num
-    d = None if type(x) in (bool, int, float) else getattr(x, "dtype", None)
+    d = None if type(x) in (bool, int, float, complex) else getattr(x, "dtype", None)
     if d is not None:         # a NumPy scalar: its dtype is strong when carray has it
         try:
             num = (<DType>as_dtype(d)).num
@@ -23,13 +23,17 @@ cdef object _dtype_of_leaf(object x):
         return 1, -1, x
     if isinstance(x, float):
         return 2, -1, x
-    if isinstance(x, complex) or isinstance(x, (str, bytes)):
+    if isinstance(x, complex):
+        return 3, -1, x
+    if isinstance(x, (str, bytes)):
         raise TypeError(f"cannot convert {type(x).__name__} {x!r} to a carray element; "
-                        f"expected bool, int or float")
+                        f"expected bool, int, float or complex")
     if hasattr(x, "__index__"):
         return 1, -1, operator.index(x)
     if hasattr(x, "__float__"):
         return 2, -1, float(x)
+    if hasattr(x, "__complex__"):
+        return 3, -1, complex(x)
     raise TypeError(f"cannot convert {type(x).__name__} to a carray element; "
                     f"expected bool, int or float")
 
@@ -108,11 +112,12 @@ cdef Array _from_sequence(object seq, int num):
 
 cdef int _infer_num(int weak_rank, int strong) noexcept:
     """dtype of mixed leaves: strong dtypes promote; weak Python scalars raise the kind only."""
-    cdef int weak = (BOOL, INT64, FLOAT32)[weak_rank] if weak_rank >= 0 else -1
+    cdef int weak = (BOOL, INT64, FLOAT32, COMPLEX64)[weak_rank] if weak_rank >= 0 else -1
     if strong < 0:
         return FLOAT32 if weak < 0 else weak
     if weak_rank > kind_rank(strong):
-        return weak
+        # a Python complex with float64 leaves is complex128, as float64 + 1j
+        return COMPLEX128 if weak == COMPLEX64 and strong == FLOAT64 else weak
     return strong
 
 
@@ -121,6 +126,10 @@ cdef int _format_num(Py_buffer* view) noexcept:
     cdef bytes fmt = view.format if view.format != NULL else b"B"
     if fmt[:1] in (b"@", b"=", b"<"):
         fmt = fmt[1:]
+    if fmt == b"Zf" and view.itemsize == 8:
+        return COMPLEX64
+    if fmt == b"Zd" and view.itemsize == 16:
+        return COMPLEX128
     if len(fmt) != 1:
         return -1
     c = fmt
@@ -235,6 +244,8 @@ cdef Array as_array(object obj, int num):
         return _scalar_array(obj, INT64 if num < 0 else num)
     if isinstance(obj, float) and not hasattr(obj, "dtype"):
         return _scalar_array(obj, FLOAT32 if num < 0 else num)
+    if isinstance(obj, complex) and not hasattr(obj, "dtype"):
+        return _scalar_array(obj, COMPLEX64 if num < 0 else num)
     if isinstance(obj, (list, tuple, range)):         # range: as NumPy, a sequence of ints
         return _from_sequence(obj, num)
     if isinstance(obj, (str, bytes)):
@@ -247,7 +258,8 @@ cdef Array as_array(object obj, int num):
     if hasattr(obj, "__dlpack__"):
         a = from_dlpack(obj)
         return a if num < 0 or num == a.dtype_num else _copy_as(a, num, "K")
-    if hasattr(obj, "__float__") or hasattr(obj, "__index__") or hasattr(obj, "dtype"):
+    if hasattr(obj, "__float__") or hasattr(obj, "__index__") or hasattr(obj, "dtype") or \
+            hasattr(obj, "__complex__"):
         return _from_sequence(obj, num)
     raise TypeError(f"cannot make a carray array from {type(obj).__name__}; expected a number, "
                     f"a nested sequence of numbers, or an object with the buffer protocol")

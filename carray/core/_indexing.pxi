@@ -432,6 +432,8 @@ cdef void _move_blocks(Array view, Array result, Array offsets, list rest, int n
     cdef int64_t* off = <int64_t*>offsets.data
     cdef bint assign = mode == MODE_ASSIGN
     cdef loop1d_t acc = _add_into_loop(view.dtype_num)
+    if mode == MODE_ADD and acc == NULL:
+        raise TypeError(f"add.at: {dtype_of(view.dtype_num)} arrays have no accumulation loop")
     cdef NdLoop it
     cdef char* data[2]
     cdef Py_ssize_t steps[2][MAXDIMS]

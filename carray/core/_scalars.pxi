@@ -2,7 +2,11 @@
 # (included by _array.pyx)
 
 cdef object _read_at(char* p, int num):
-    """The element at p as a Python bool/int/float."""
+    """The element at p as a Python bool/int/float/complex."""
+    if num == COMPLEX64:
+        return complex((<float*>p)[0], (<float*>p)[1])
+    if num == COMPLEX128:
+        return complex((<double*>p)[0], (<double*>p)[1])
     if num == FLOAT32:
         return (<float*>p)[0]
     if num == FLOAT64:
@@ -65,6 +69,18 @@ cdef object _tolist(Array a):
 cdef int _write_scalar(char* p, int num, object value) except -1:
     """Store a Python scalar at p as type `num`; OverflowError when an int does not fit."""
     cdef int64_t v
+    if num == COMPLEX64 or num == COMPLEX128:
+        value = complex(value)
+        if num == COMPLEX64:
+            (<float*>p)[0] = <float>value.real
+            (<float*>p)[1] = <float>value.imag
+        else:
+            (<double*>p)[0] = value.real
+            (<double*>p)[1] = value.imag
+        return 0
+    if isinstance(value, complex):
+        raise TypeError(f"cannot convert complex {value!r} to {_DTYPE_NAMES[num]} (the "
+                        f"imaginary part would be lost); expected a real number")
     if num == FLOAT32:
         (<float*>p)[0] = <float>float(value)
     elif num == FLOAT64:
@@ -111,7 +127,7 @@ cdef Array _scalar_array(object value, int num):
 cdef Array _scalar_for(object value, int num):
     """value as an array to assign into an array of type num (Python scalars written directly
     with range checks; anything else through as_array)."""
-    if isinstance(value, (bool, int, float)):
+    if isinstance(value, (bool, int, float, complex)):
         return _scalar_array(value, num)
     if isinstance(value, (list, tuple)):
         return _from_sequence(value, num)      # NumPy converts sequences with the target dtype

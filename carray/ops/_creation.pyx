@@ -14,6 +14,7 @@ from carray.core._array cimport as_array
 from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT32, INT64, dtype_of, int_fits,
                                  is_int_num, itemsize_of, bool_t)
 from carray.core._strided cimport MAXDIMS
+from carray.core._dtype import as_dtype
 from libc.stdint cimport int32_t, int64_t
 from libc.math cimport floor
 from libc.string cimport memset
@@ -123,6 +124,9 @@ def arange(start, stop=None, step=None, dtype=None, device=None):
     int64 when start, stop and step are ints, float32 otherwise (unless dtype= is given).
     Raises ZeroDivisionError for step 0.
     """
+    if dtype is not None and as_dtype(dtype).kind == "c":     # real values, stored complex
+        part = "float32" if as_dtype(dtype).itemsize == 8 else "float64"
+        return arange(start, stop, step, part, device).astype(dtype)
     if parse_device(device) == "gpu":
         plan = _arange_plan(start, stop, step, dtype)
         if plan is not None:    # made on the device (no upload)
@@ -269,10 +273,29 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, devi
     Raises ValueError for num < 0.
     """
     parse_device(device)
+    if isinstance(start, complex) or isinstance(stop, complex) or \
+            dtype is not None and as_dtype(dtype).kind == "c":
+        return _complex_linspace(complex(start), complex(stop), num, endpoint, retstep, dtype,
+                                 device)
     r = _linspace_host(start, stop, num, endpoint, retstep, dtype)
     if retstep:
         return _on(r[0], device), r[1]
     return _on(r, device)
+
+
+def _complex_linspace(start, stop, num, endpoint, retstep, dtype, device):
+    """linspace of complex end points: the real and imaginary parts spaced separately
+    (complex64, carray's default complex, unless dtype= is given)."""
+    from carray._complex import make
+    dt = as_dtype("complex64" if dtype is None else dtype)
+    part = "float32" if dt.itemsize == 8 else "float64"
+    re = linspace(start.real, stop.real, num, endpoint, False, part, device)
+    im = linspace(start.imag, stop.imag, num, endpoint, False, part, device)
+    out = make(re, im, dt)
+    if retstep:
+        div = (num - 1) if endpoint else num
+        return out, ((stop - start) / div if div > 0 else complex("nan+nanj"))
+    return out
 
 
 def _linspace_host(start, stop, num=50, endpoint=True, retstep=False, dtype=None, device=None):

@@ -10,6 +10,7 @@ from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, u
 
 from carray.core._array cimport (Array, as_array, copy_into, gpu_backend, new_array_on, normalize_axis,
                             on_gpu, parse_dtype_num)
+from carray.core._dtype cimport is_complex_num
 from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16,
                                  UINT32, UINT64, bool_t, is_unsigned_num, itemsize_of, num_t, u8_t)
 
@@ -92,7 +93,11 @@ cdef object _accumulate(int op, object a, object axis, object dtype, object out,
         outer *= x.shape_[d]
     for d in range(ax + 1, x.ndim):
         inner *= x.shape_[d]
-    if n > 1 and outer * inner > 0:
+    if is_complex_num(ct):
+        if n > 1 and outer * inner > 0:
+            import carray._complex as cx
+            r = cx.scan(op == S_SUM, r, ax)
+    elif n > 1 and outer * inner > 0:
         if on_gpu(r):
             gpu_backend().scan(r, outer, n, inner, op)
         else:

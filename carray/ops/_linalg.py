@@ -16,6 +16,7 @@ from typing import NamedTuple
 import carray
 from carray.core._array import Array
 from carray.cpu import _linalg as _k
+from carray.ops import _linalg_complex as _lc
 
 __all__ = ["LinAlgError", "EighResult", "QRResult", "SlogdetResult", "SVDResult", "cholesky",
            "det", "eigh", "eigvalsh", "inv", "lstsq", "matrix_power", "matrix_rank", "pinv", "qr",
@@ -139,6 +140,8 @@ def slogdet(a):
     """(sign, logabsdet) of each matrix of a (..., n, n): det = sign * exp(logabsdet); sign 0
     and logabsdet -inf for a singular matrix. LinAlgError for a non-square stack."""
     a = _square(a, "slogdet")
+    if _lc.is_complex(a):
+        return SlogdetResult(*_lc.slogdet(a))
     dt = _float_type(a.dtype)
     h = _host64(a)
     batch = (h.shape[0],)
@@ -152,6 +155,8 @@ def det(a):
     """The determinant of each matrix of a (..., n, n), by LU with partial pivoting (0 for a
     singular matrix). LinAlgError for a non-square stack."""
     a = _square(a, "det")
+    if _lc.is_complex(a):
+        return _lc.det(a)
     dt = _float_type(a.dtype)
     h = _host64(a)
     batch = (h.shape[0],)
@@ -173,6 +178,8 @@ def inv(a):
     """The inverse of each matrix of a (..., n, n). LinAlgError for a singular matrix (an exact
     zero pivot, as LAPACK) or a non-square stack."""
     a = _square(a, "inv")
+    if _lc.is_complex(a):
+        return _lc.inv(a)
     dt = _float_type(a.dtype)
     h = _host64(a)
     piv = _lu(h, "inv")
@@ -191,6 +198,8 @@ def solve(a, b):
     if a.device != b.device:
         raise carray.DeviceMismatchError(f"solve: a is on {a.device} and b on {b.device}; "
                                          f"move one with .to()")
+    if _lc.is_complex(a, b):
+        return _lc.solve(a, b)
     dt = _float_type(a.dtype, b.dtype)
     n = a.shape[-1]
     vector = b.ndim == 1
@@ -215,6 +224,8 @@ def cholesky(a, /, *, upper=False):
     lower triangle, or with upper=True upper U with a = U^T U from its upper triangle.
     LinAlgError when a matrix is not positive definite or the stack is not square."""
     a = _square(a, "cholesky")
+    if _lc.is_complex(a):
+        return _lc.cholesky(a, upper)
     dt = _float_type(a.dtype)
     h = _host64(a.mT if upper else a)
     info = _info(h.shape[:1])
@@ -235,6 +246,9 @@ def qr(a, mode="reduced"):
                          f"'r')")
     a = _asarray(a)
     _at_least_2d(a)
+    if _lc.is_complex(a):
+        q, r = _lc.qr(a, mode)
+        return r if mode == "r" else QRResult(q, r)
     dt = _float_type(a.dtype)
     m, n = a.shape[-2:]
     k = min(m, n)
@@ -262,6 +276,8 @@ def eigh(a, UPLO="L"):  # noqa: N803  (NumPy's name)
 
 def eigvalsh(a, UPLO="L"):  # noqa: N803
     """The eigenvalues (ascending) of each symmetric matrix of a (..., n, n); see eigh."""
+    if _lc.is_complex(a):
+        return _lc.eigvalsh(_square(a, "eigvalsh"), UPLO)
     return _eigh(a, UPLO, "eigvalsh")[0]
 
 
@@ -358,6 +374,8 @@ def _svd_preconditioned(wt, k, L, rows):
 
 def svdvals(x, /):
     """The singular values (descending) of each matrix of x (..., m, n); see svd."""
+    if _lc.is_complex(x):
+        return _lc.svdvals(x)
     return svd(x, compute_uv=False)
 
 
@@ -372,6 +390,12 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_NoValue):
     with rtol=None max(m, n) * eps). ValueError when rcond and rtol are both given."""
     a = _asarray(a)
     _at_least_2d(a)
+    if _lc.is_complex(a):
+        if rtol is None and rcond is None:      # the default cut-off of a's own size
+            rcond = max(a.shape[-2:]) * (1.1920929e-07 if a.dtype == carray.complex64
+                                         else 2.220446049250313e-16)
+        return _lc.pinv(a, **({"rcond": rcond} if rtol is _NoValue or rtol is None
+                              else {"rcond": rcond, "rtol": rtol}))
     dt = _float_type(a.dtype)
     if rcond is None:
         if rtol is _NoValue:

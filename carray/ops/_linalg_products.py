@@ -50,6 +50,8 @@ def vecdot(x1, x2, /, *, axis=-1):
     dt = carray.result_type(x1.dtype, x2.dtype)
     if dt == carray.bool_:          # as NumPy's gufunc: the or of the ands
         return carray.any(carray.logical_and(x1, x2), axis=ax)
+    if dt.kind == "c":              # the standard's vecdot conjugates x1
+        x1 = carray.conj(x1)
     return carray.sum(x1 * x2, axis=ax, dtype=dt)     # in the operands' dtype, as NumPy's
 
 
@@ -148,7 +150,7 @@ def trace(x, /, *, offset=0, dtype=None):
 
 
 def _float(x):
-    return x if x.dtype.kind == "f" else x.astype(carray.float64)
+    return x if x.dtype.kind in "fc" else x.astype(carray.float64)
 
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002
@@ -162,7 +164,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002
     if ord == -math.inf:
         return carray.min(a, axis=axis, keepdims=keepdims)
     if ord == 0:
-        return carray.sum(a != 0, axis=axis, keepdims=keepdims).astype(x.dtype)
+        return carray.sum(a != 0, axis=axis, keepdims=keepdims).astype(a.dtype)
     if ord == 1:
         return carray.sum(a, axis=axis, keepdims=keepdims)
     if ord == 2:
@@ -187,7 +189,8 @@ def _matrix_norm(x, ord, r, c, keepdims):  # noqa: A002
     if r == c:
         raise ValueError("matrix_norm: Duplicate axes given.")
     if ord == "fro":
-        out = carray.sqrt(carray.sum(x * x, axis=(r, c)))
+        a = carray.abs(x)
+        out = carray.sqrt(carray.sum(a * a, axis=(r, c)))
     elif ord in ("nuc", 2, -2):
         s = svdvals(carray.moveaxis(x, (r, c), (-2, -1)))
         out = (carray.sum(s, axis=-1) if ord == "nuc" else

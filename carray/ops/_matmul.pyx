@@ -12,6 +12,7 @@ from carray.core._array cimport (Array, as_array, check_same_device, copy_into, 
 from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT32, INT64, dtype_of, itemsize_of,
                                  kind_rank, promote_nums)
 from carray.core._strided cimport MAXDIMS
+from carray.core._dtype cimport is_complex_num
 from carray.cpu._gemm cimport float_matmul, int_matmul
 
 # ---------------------------------------------------------------------------------------------
@@ -96,6 +97,13 @@ def matmul(x1, x2, /, out=None):
         if (<Array>x).ndim == 0:
             raise ValueError(f"matmul: Input operand {i} does not have enough dimensions (has 0, "
                              f"gufunc core with signature {_SIG} requires 1)")
+    if is_complex_num(a.dtype_num) or is_complex_num(b.dtype_num):
+        import carray._complex as cx
+        r = cx.matmul(a, b)
+        if out is None:
+            return r
+        copy_into(<Array?>out, r)
+        return out
     cdef bint gpu = on_gpu(a) or on_gpu(b)
     if gpu or out is not None and isinstance(out, Array) and on_gpu(<Array>out):
         check_same_device("matmul", a, b)

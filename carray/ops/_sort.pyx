@@ -14,6 +14,7 @@ from libc.string cimport memcpy
 from carray.core._array cimport (Array, as_array, copy_into, gpu_backend, new_array_on, normalize_axis,
                             on_gpu)
 from carray.core._array import ascontiguousarray
+from carray.core._dtype cimport is_complex_num
 from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16,
                                  UINT32, UINT64, bool_t, itemsize_of, num_t, u8_t)
 from carray.core._strided cimport max_threads, region_enter, region_exit
@@ -142,6 +143,9 @@ cdef int _sort_host(num_t* k, int64_t* ix, Py_ssize_t lanes, Py_ssize_t n) excep
 cdef tuple _sorted(Array x, int ax, bint values, bint indices):
     """(sorted values or None, int64 sorting indices or None) of x along axis ax, both
     C-contiguous with x's shape, on x's device."""
+    if is_complex_num(x.dtype_num):         # lexicographic, from two stable real sorts
+        import carray._complex as cx
+        return cx.sorted_along(x, ax, values, indices)
     cdef int last = x.ndim - 1, d
     perm = [d for d in range(x.ndim) if d != ax] + [ax]
     rows = x if ax == last else x.transpose(perm)

@@ -31,6 +31,7 @@ from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT
 from carray.core._strided cimport (MAXDIMS, MAXOPS, NdLoop, cast_loop_for, loop1d_t,
                                    max_threads, prepare_loop, prepare_loop_by, region_enter,
                                    region_exit, run_loop)
+from carray.core._dtype cimport COMPLEX64, COMPLEX128, is_complex_num
 from carray.cpu._kernel_table cimport KernelTable
 from carray.ops._optable cimport *
 
@@ -132,13 +133,27 @@ def cpu_loop_exists(int kind, int code, int num):
     raise ValueError(f"no elementwise or reduction op ({kind}, {code})")
 
 
+cdef object _complex_module = None
+
+
+cdef object _cx():
+    """carray._complex (imported on first use): the complex math, composed from real ops."""
+    global _complex_module
+    if _complex_module is None:
+        import carray._complex as m
+        _complex_module = m
+    return _complex_module
+
+
 # -- operands ----------------------------------------------------------------------------------
 
 cdef inline int _weak_kind(object x) noexcept:
-    """0/1/2 for a Python bool/int/float (weak scalars), -1 for anything else."""
+    """0/1/2/3 for a Python bool/int/float/complex (weak scalars), -1 for anything else."""
     cdef type t = type(x)
     if t is float:
         return 2
+    if t is complex:
+        return 3
     if t is int:
         return 1
     if t is bool:
@@ -160,6 +175,8 @@ cdef inline int _with_weak(int num, int kind) noexcept:
     """The dtype of an array of type num combined with a weak scalar of `kind`."""
     if kind <= _kind_rank(num):
         return num
+    if kind == 3:           # a Python complex: complex128 with float64, carray's complex64 else
+        return COMPLEX128 if num == FLOAT64 else COMPLEX64
     return (BOOL, INT64, FLOAT32)[kind]
 
 
@@ -339,10 +356,10 @@ cdef object binary(int kind, int code, object x, object y, object out):
     elif wy < 0:
         ct = _with_weak((<Array>y).dtype_num, wx)
     else:
-        ct = (BOOL, INT64, FLOAT32)[wx if wx > wy else wy]
+        ct = (BOOL, INT64, FLOAT32, COMPLEX64)[wx if wx > wy else wy]
     if not compare:
         rule = _BINARY_RULE[code]
-        if rule == INTEGER and _kind_rank(ct) == 2:
+        if rule == INTEGER and _kind_rank(ct) >= 2:
             _refuse_float(name)
         if ct == BOOL and _BINARY_ROWS[code].bool_error is not None:
             raise TypeError(_BINARY_ROWS[code].bool_error)
@@ -380,6 +397,9 @@ cdef object binary(int kind, int code, object x, object y, object out):
         dev = _device_operand(name, x, y, out)
     a = _operand(x, wx, ct)
     b = _operand(y, wy, ct)
+    if is_complex_num(ct):
+        r = _cx().binary(name, a, b)
+        return r if out is None else _finish_into(r, out, name)
     if not compare and code == B_POW and _kind_rank(ct) == 1 and not is_unsigned_num(ct) and \
             a.size_c() > 0 and \
             _any_negative(b):
@@ -487,14 +507,19 @@ cdef object unary(int kind, int code, object x, object out):
             raise TypeError(_UNARY_ROWS[code].bool_error)
         elif ct == BOOL and rule == BOOL_TO_INT:
             ct = INT8         # as NumPy
-        elif rule == INTEGER and _kind_rank(ct) == 2:
+        elif rule == INTEGER and _kind_rank(ct) >= 2:
             _refuse_float(name)
     res_num = BOOL if predicate else ct
+    if is_complex_num(ct) and not predicate and code == U_ABS:
+        res_num = FLOAT32 if ct == COMPLEX64 else FLOAT64
     _check_out_cast(out, res_num, name)
     cdef Array dev = None
     if on_gpu(a) or type(out) is Array and on_gpu(<Array>out):
         dev = _device_operand(name, a, None, out)
     a = _operand(a, -1, ct)
+    if is_complex_num(ct):
+        r = _cx().unary(name, a)
+        return r if out is None else _finish_into(r, out, name)
     cdef Py_ssize_t shape[MAXDIMS]
     cdef int nd = _broadcast(a, out, None, shape) if type(out) is Array else a.ndim
     if type(out) is not Array:
@@ -533,7 +558,7 @@ def where(condition, x, y):
     elif wy < 0:
         ct = _with_weak((<Array>y).dtype_num, wx)
     else:
-        ct = (BOOL, INT64, FLOAT32)[wx if wx > wy else wy]
+        ct = (BOOL, INT64, FLOAT32, COMPLEX64)[wx if wx > wy else wy]
     cdef Array dev = None
     if on_gpu(c) or wx < 0 and on_gpu(<Array>x) or wy < 0 and on_gpu(<Array>y):
         dev = _device_operand("where", c if on_gpu(c) or c.ndim else None, x, y)
@@ -541,6 +566,8 @@ def where(condition, x, y):
             check_same_device("where", dev, c)
     cdef Array a = _operand(x, wx, ct)
     cdef Array b = _operand(y, wy, ct)
+    if is_complex_num(ct):
+        return _cx().where(c, a, b)
     cdef int nd = _broadcast(c, a, b, shape)
     cdef Array o = new_array_on(nd, shape, ct, dev)
     if dev is not None:
@@ -821,6 +848,15 @@ cdef object _reduce(int op, object x, object axis, object dtype, object out, bin
     if (op == R_MAX or op == R_MIN) and count == 0 and not empty_ok:
         raise ValueError(f"zero-size array to reduction operation {_REDUCE_NAMES[op]} which has "
                          f"no identity")
+    if is_complex_num(a.dtype_num) and not is_complex_num(ct):
+        a = _operand(a, -1, ct)         # dtype= real: NumPy casts (drops the imaginary part)
+    if is_complex_num(ct):
+        result = _cx().reduce(("sum", "prod", "max", "min")[op], _operand(a, -1, ct),
+                              tuple([d for d in range(a.ndim) if reduced[d]]), keepdims)
+        return result if out is None else _finish_into(result, out, _REDUCE_NAMES[op])
+    if ct != a.dtype_num and cast_loop_for(ct, a.dtype_num) == NULL:
+        raise TypeError(f"{_REDUCE_NAMES[op]}: cannot accumulate {dtype_of(a.dtype_num)} in "
+                        f"{dtype_of(ct)} (no conversion loop)")
     cdef Array r = _reduce_into(a, op, reduced, ct)
     result = _shape_result(r, a, reduced, keepdims)
     if out is not None:
@@ -931,7 +967,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False):
     """Arithmetic mean over `axis`; ints and bools average in float64, float32 stays float32.
     The mean of nothing is NaN. An integer dtype= truncates the mean to it, as NumPy."""
     cdef Array x = as_array(a, -1)
-    cdef int ct = parse_dtype_num(dtype, x.dtype_num if _kind_rank(x.dtype_num) == 2 else FLOAT64)
+    cdef int ct = parse_dtype_num(dtype, x.dtype_num if _kind_rank(x.dtype_num) >= 2 else FLOAT64)
     cdef bint reduced[MAXDIMS]
     _reduced_axes(axis, x.ndim, reduced)
     cdef Py_ssize_t count = _reduced_count(x, reduced)
@@ -956,8 +992,13 @@ cdef object _finish_into(object result, object out, str name, bint same_kind=Tru
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     """Variance over `axis`: mean(|x - mean(x)|**2) * n / (n - ddof), two passes (as NumPy);
-    inf (NaN where all deviations are 0) when ddof >= n."""
+    inf (NaN where all deviations are 0) when ddof >= n. Complex x: the (real) sum of the
+    variances of the real and imaginary parts, as NumPy."""
     cdef Array x = as_array(a, -1)
+    if is_complex_num(x.dtype_num):
+        result = binary(BINARY, B_ADD, var(x.real, axis, None, None, ddof, keepdims),
+                        var(x.imag, axis, None, None, ddof, keepdims), None)
+        return result if out is None else _finish_into(result, out, "var", False)
     cdef int ct = parse_dtype_num(dtype, x.dtype_num if _kind_rank(x.dtype_num) == 2 else FLOAT64)
     cdef bint reduced[MAXDIMS]
     _reduced_axes(axis, x.ndim, reduced)
@@ -1032,6 +1073,9 @@ cdef object _arg(object a, object axis, object out, bint keepdims, bint want_max
     cdef str name = "argmax" if want_max else "argmin"
     cdef int ax, d
     cdef Array rows
+    if is_complex_num(x.dtype_num):
+        found = _cx().arg(x, axis, keepdims, want_max)
+        return found if out is None else _finish_into(found, out, name)
     if _zero_d_axis(x, axis):
         axis = None
     if axis is None:
