@@ -164,8 +164,18 @@ ndarray = Array
 globals().update({name: getattr(_api_manipulation, name) for name in _api_manipulation.EXTENDED})
 
 # the narrow and unsigned integer dtypes
-from carray.core._dtype import int8, int16, uint8, uint16, uint32, uint64  # noqa: E402
-from carray.core._dtype import bfloat16, complex64, complex128, float16  # noqa: E402
+from carray.core._dtype import (  # noqa: E402  # noqa: E402
+    bfloat16,
+    complex64,
+    complex128,
+    float16,
+    int8,
+    int16,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
 
 # isort: split
 # complex numbers (carray.real/imag/conj, above, handle them too) and the fft extension

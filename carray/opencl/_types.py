@@ -3,8 +3,8 @@ OpenCL C type of each."""
 
 from carray.core._dtype import DTYPE_NAMES
 
-(BOOL, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, FLOAT32, FLOAT64, FLOAT16, BFLOAT16,
- COMPLEX64, COMPLEX128) = (
+(BOOL, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, FLOAT32, FLOAT64, FLOAT16,
+ BFLOAT16, COMPLEX64, COMPLEX128) = (
     DTYPE_NAMES.index(name) for name in
     ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32",
      "float64", "float16", "bfloat16", "complex64", "complex128"))
