@@ -164,7 +164,7 @@ ndarray = Array
 globals().update({name: getattr(_api_manipulation, name) for name in _api_manipulation.EXTENDED})
 
 # the narrow and unsigned integer dtypes
-from carray.core._dtype import (  # noqa: E402  # noqa: E402
+from carray.core._dtype import (  # noqa: E402
     bfloat16,
     complex64,
     complex128,
