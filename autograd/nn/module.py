@@ -11,6 +11,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
 import carray
+from autograd._defaults import is_floating
 from autograd.grad_mode import no_grad
 from autograd.nn._backward_hooks import BackwardHook
 from autograd.nn.parameter import Parameter
@@ -620,7 +621,7 @@ def _parse_to(args, kwargs):
         device = device_name(device)
     if dtype is not None:
         dtype = carray.dtype(dtype)
-        if dtype.kind != "f":
+        if not is_floating(dtype):
             raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got "
                             f"desired dtype={dtype}")
     return device, dtype
@@ -628,7 +629,7 @@ def _parse_to(args, kwargs):
 
 def _convert(arr, device, dtype):
     """arr on device, and of dtype when it is floating (integer buffers keep theirs)."""
-    if dtype is not None and arr.dtype.kind == "f" and arr.dtype != dtype:
+    if dtype is not None and is_floating(arr.dtype) and arr.dtype != dtype:
         arr = arr.astype(dtype)
     if device is not None and arr.device != device:
         arr = arr.to(device)
