@@ -71,6 +71,7 @@ def test_every_float16_to_float32_and_float64_and_back(device):
                                       .view(np.uint16))
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered")
 def test_float32_and_float64_to_float16_round_once(device):
     rng = np.random.default_rng(0)
     f32 = rng.standard_normal(4000).astype(np.float32) * np.float32(3e4)
@@ -86,6 +87,7 @@ def test_float32_and_float64_to_float16_round_once(device):
         np.testing.assert_array_equal(got, x.astype(np.float16).view(np.uint16))
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered")
 def test_float16_from_and_to_every_dtype(device):
     vals = np.array([0, 1, 2, 7, 100, 127, 255, 300, 2048, 2049, 65504, 65519, 65520, 70000],
                     dtype=np.int64)
@@ -366,3 +368,26 @@ def test_bad_input():
         a & a
     with pytest.raises(ValueError, match="itemsize"):
         a.view(ca.float32)
+
+
+def test_nn_random_and_add_at(device):
+    x = on(ca.asarray(_randn16((2, 3, 5, 5), 10)), device)
+    w = on(ca.asarray(_randn16((4, 3, 3, 3), 11)), device)
+    for dt in ("float16", "bfloat16"):
+        xd, wd = x.astype(dt), w.astype(dt)
+        ref = ca.nn.conv2d(xd.astype("float32"), wd.astype("float32")).astype(dt)
+        got = ca.nn.conv2d(xd, wd)
+        assert got.dtype == dt
+        np.testing.assert_array_equal(bits16(got), bits16(ref))
+        s = ca.nn.softmax(xd.reshape(6, 25))
+        assert s.dtype == dt
+        np.testing.assert_array_equal(bits16(s), bits16(ca.nn.softmax(
+            xd.reshape(6, 25).astype("float32")).astype(dt)))
+    g = ca.random.Generator(0)
+    with pytest.raises(TypeError, match="float16"):
+        g.random(3, dtype="float16")
+    with pytest.raises(TypeError, match="float16"):
+        np.random.default_rng(0).random(3, dtype=np.float16)
+    a = on(ca.zeros(4, dtype=ca.float16), device)
+    ca.add_at(a, ca.asarray([0, 0, 3]), 1.5)
+    assert a.tolist() == [3.0, 0.0, 0.0, 1.5]
