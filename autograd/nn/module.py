@@ -426,6 +426,12 @@ class Module:
     def float(self):
         return self.to(carray.float32)
 
+    def half(self):
+        return self.to(carray.float16)
+
+    def bfloat16(self):
+        return self.to(carray.bfloat16)
+
     def type(self, dst_type):
         return self.to(dst_type)
 

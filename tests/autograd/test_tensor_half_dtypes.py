@@ -67,3 +67,16 @@ def test_safetensors_f16_bf16(tmp_path):
     st.save_file(ref, str(tmp_path / "ref.safetensors"))
     assert (tmp_path / "ref.safetensors").read_bytes() == (tmp_path / "half.safetensors") \
         .read_bytes()
+
+
+def test_module_half_and_bfloat16():
+    lin = autograd.nn.Linear(3, 2)
+    x = autograd.ones(4, 3)
+    for method, dt in (("half", autograd.float16), ("bfloat16", autograd.bfloat16)):
+        m = getattr(lin, method)()
+        assert m is lin and lin.weight.dtype == dt and lin.bias.dtype == dt
+        y = lin(x.to(dt))
+        assert y.dtype == dt
+        y.sum().backward()
+        assert lin.weight.grad.dtype == dt
+        lin.zero_grad()
