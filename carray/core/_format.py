@@ -88,6 +88,8 @@ def _shortest(x, f32):
     x = abs(x)
     if x == 0:
         return "0", 0
+    if f32 is True:
+        f32 = _SMALL["float32"]
     if not f32:
         return _split_digits(repr(x))  # Python's repr is the shortest round-trip for doubles
     for p in range(1, 10):  # 9 significant digits always round-trip a float32

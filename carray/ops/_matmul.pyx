@@ -87,6 +87,10 @@ def matmul(x1, x2, /, out=None):
             return r
         if not isinstance(out, Array):
             raise TypeError(f"matmul: out must be a carray.Array, got {type(out).__name__}")
+        check_same_device("matmul", <Array>r, <Array>out)
+        if (<Array>out).shape != (<Array>r).shape:
+            raise ValueError(f"matmul: Output operand 0 has shape {(<Array>out).shape}, "
+                             f"expected {(<Array>r).shape}")
         copy_into(<Array>out, <Array>r)
         return out
     cdef int res, i, d, k, nd, ond, na, nb_, ncore

@@ -315,6 +315,22 @@ cdef object _finish(Array result, object out):
     return out
 
 
+cdef object _finish_half(object result, object out, str name):
+    """Write a 2-byte float op's result into `out` after _output's checks (an Array, on the
+    result's device, of the broadcast shape, same_kind); or return it."""
+    if out is None:
+        return result
+    cdef Array r = <Array>result
+    cdef Py_ssize_t shape[MAXDIMS]
+    if isinstance(out, tuple) and len(out) == 1:
+        out = out[0]
+    if not isinstance(out, Array):
+        raise TypeError(f"{name}: out must be a carray Array, got {type(out).__name__}")
+    cdef int nd = _broadcast(r, <Array>out, None, shape)
+    copy_into(_output(out, nd, shape, r.dtype_num, name, True, r if on_gpu(r) else None), r)
+    return out
+
+
 # -- binary ops --------------------------------------------------------------------------------
 
 cdef object binary(int kind, int code, object x, object y, object out):
@@ -377,8 +393,9 @@ cdef object binary(int kind, int code, object x, object y, object out):
     res_num = BOOL if compare else ct
     _check_out_cast(out, res_num, name)
     if is_half_num(ct):             # in float32, rounded back (carray/ops/_half.py)
-        return _finish(narrow(binary(kind, code, widen(_operand(x, wx, ct)),
-                                     widen(_operand(y, wy, ct)), None), dtype_of(ct)), out)
+        return _finish_half(narrow(binary(kind, code, widen(_operand(x, wx, ct)),
+                                          widen(_operand(y, wy, ct)), None), dtype_of(ct)),
+                            out, name)
     cdef Array dev = None         # a device operand: the op runs on its device
     if wx < 0 and on_gpu(<Array>x) or wy < 0 and on_gpu(<Array>y) or \
             type(out) is Array and on_gpu(<Array>out):
@@ -497,8 +514,8 @@ cdef object unary(int kind, int code, object x, object out):
     res_num = BOOL if predicate else ct
     _check_out_cast(out, res_num, name)
     if is_half_num(ct):             # in float32, rounded back (carray/ops/_half.py)
-        return _finish(narrow(unary(kind, code, widen(_operand(a, -1, ct)), None),
-                              dtype_of(ct)), out)
+        return _finish_half(narrow(unary(kind, code, widen(_operand(a, -1, ct)), None),
+                                   dtype_of(ct)), out, name)
     cdef Array dev = None
     if on_gpu(a) or type(out) is Array and on_gpu(<Array>out):
         dev = _device_operand(name, a, None, out)
