@@ -391,3 +391,23 @@ def test_nn_random_and_add_at(device):
     a = on(ca.zeros(4, dtype=ca.float16), device)
     ca.add_at(a, ca.asarray([0, 0, 3]), 1.5)
     assert a.tolist() == [3.0, 0.0, 0.0, 1.5]
+
+
+def test_out_of_half_ops(device):
+    a = on(ca.asarray(np.array([1.5, 2.0, 4.0], np.float16)), device)
+    for bad in (np.zeros(3), [0, 0, 0], 5):
+        with pytest.raises(TypeError, match="out"):
+            ca.add(a, a, out=bad)
+        with pytest.raises(TypeError, match="out"):
+            ca.sqrt(a, out=bad)
+    with pytest.raises(ValueError):
+        ca.add(a, a, out=on(ca.zeros(2, dtype=ca.float16), device))
+    with pytest.raises(TypeError, match="same_kind"):
+        ca.add(a, a, out=on(ca.zeros(3, dtype=ca.int32), device))
+    o = on(ca.zeros((2, 3), dtype=ca.float32), device)
+    assert ca.multiply(a, 2, out=o) is o and o.tolist() == [[3.0, 4.0, 8.0]] * 2
+    if device == "gpu":
+        with pytest.raises(ValueError, match="device"):
+            ca.add(a, a, out=ca.zeros(3, dtype=ca.float16))
+    a += 1
+    assert a.tolist() == [2.5, 3.0, 5.0]
