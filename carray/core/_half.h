@@ -95,17 +95,17 @@ static inline uint16_t carray_float_to_bf16(float f) {
 
 static inline float carray_bf16_to_float(uint16_t h) { return carray_u2f((uint32_t)h << 16); }
 
+/* Branch-free (the compiler vectorizes it): the exponent rebiased; inf/NaN keep their payload;
+   subnormals through an exact float subtraction. */
 static inline float carray_half_to_float(uint16_t h) {
     uint32_t sign = (uint32_t)(h & 0x8000) << 16;
-    uint32_t e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    if (e == 0x1f) return carray_u2f(sign | 0x7f800000 | (m << 13));
-    if (e == 0) {
-        if (m == 0) return carray_u2f(sign);
-        /* subnormal: m * 2^-24, exact in float */
-        float v = (float)m * 5.9604644775390625e-08f;
-        return sign ? -v : v;
-    }
-    return carray_u2f(sign | ((e + 112) << 23) | (m << 13));
+    uint32_t o = (uint32_t)(h & 0x7fff) << 13;
+    uint32_t exp = o & 0x0f800000u;
+    uint32_t normal = o + ((127 - 15) << 23);
+    uint32_t special = o + ((255 - 31) << 23);
+    float sub = carray_u2f(o + (113u << 23)) - carray_u2f(113u << 23);
+    uint32_t r = exp == 0x0f800000u ? special : (exp == 0 ? carray_f2u(sub) : normal);
+    return carray_u2f(r | sign);
 }
 
 /* by bits, as NumPy's npy_half_to_double (a float -> double conversion would quiet a NaN) */
