@@ -18,6 +18,8 @@ from carray.core._dtype cimport is_complex_num
 from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16,
                                  UINT32, UINT64, bool_t, itemsize_of, num_t, u8_t)
 from carray.core._strided cimport max_threads, region_enter, region_exit
+from carray.core._dtype cimport dtype_of as _dtype_of, is_half_num
+from carray.ops._half import narrow, widen
 
 cdef enum:
     RUN = 16                 # lanes are insertion sorted in runs of this length, then merged
@@ -146,6 +148,9 @@ cdef tuple _sorted(Array x, int ax, bint values, bint indices):
     if is_complex_num(x.dtype_num):         # lexicographic, from two stable real sorts
         import carray._complex as cx
         return cx.sorted_along(x, ax, values, indices)
+    if is_half_num(x.dtype_num):    # the same order in float32 (exact both ways)
+        wide = _sorted(widen(x), ax, values, indices)
+        return (narrow(wide[0], x.dtype) if values else None), wide[1]
     cdef int last = x.ndim - 1, d
     perm = [d for d in range(x.ndim) if d != ax] + [ax]
     rows = x if ax == last else x.transpose(perm)

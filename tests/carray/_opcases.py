@@ -183,10 +183,7 @@ def differs_from_numpy(name, x, y):
     """True where carray's result dtype deliberately differs from NumPy's for x (op) y."""
     has_float_scalar = any(type(v) is float for v in (x, y))
     has_float_array = any(isinstance(v, np.ndarray) and v.dtype.kind == "f" for v in (x, y))
-    if has_float_scalar and not has_float_array and name not in COMPARISONS:
-        return True
-    # NumPy: float16 (of bool, int8, uint8); carray has none: float32
-    return name in FLOAT_BINARY and name != "divide" and _int_float(x, y) == np.float16
+    return has_float_scalar and not has_float_array and name not in COMPARISONS
 
 
 def carray_binary_dtype(name, x, y):
@@ -199,14 +196,14 @@ def carray_binary_dtype(name, x, y):
         return None
     if name in FLOAT_BINARY and ct.kind in "biu":
         # NumPy: int / int -> float64 (also with weak Python ints), bool / bool -> float64; the
-        # other float ops take the float that holds the int type (float16 for 1-byte types:
-        # carray float32); carray: two Python scalars -> float32 (its default float)
+        # other float ops take the float that holds the int type (float16 for 1-byte types);
+        # carray: two Python scalars -> float32 (its default float)
         arrays = [v for v in (x, y) if isinstance(v, np.ndarray)]
         if not arrays:
             return np.dtype("float32")
         if name == "divide":
             return np.dtype("float64")
-        return np.promote_types(_int_float(x, y), np.float32)
+        return _int_float(x, y)
     if name in ("power", "fmod", "floor_divide", "remainder") and ct.kind == "b":
         return np.dtype("int8")                      # NumPy 2: bool op bool -> int8 for these
     return ct
@@ -218,8 +215,9 @@ def carray_unary_dtype(name, dt):
     if name in PREDICATES:
         return np.dtype("bool")
     if name in FLOAT_UNARY:
-        if dt.kind in "biu":            # NumPy: float16 for 1-byte types, which carray lacks
-            return np.dtype("float32") if dt.itemsize <= 2 else np.dtype("float64")
+        if dt.kind in "biu":            # NumPy: float16 for 1-byte types, float32 for 2-byte
+            return np.dtype("float16" if dt.itemsize == 1 else
+                            "float32" if dt.itemsize == 2 else "float64")
         return dt
     if dt.kind == "b":
         if name in ("negative", "sign"):

@@ -194,10 +194,8 @@ def test_result_type_random_mixes(strong, scalars):
     operands = [ca.zeros(1, dtype=t) for t in strong] + list(scalars)
     assert ca.result_type(*operands).name == expect
     assert ca.result_type(*reversed(operands)).name == expect
-    pairwise = CA_DTYPES[strong[0]]
-    for t in strong[1:]:
-        pairwise = ca.promote_types(pairwise, t)
-    assert ca.result_type(*strong).name == pairwise.name == np.result_type(*strong).name
+    # (not a pairwise fold: int8, uint16, float32 give float32, as NumPy's)
+    assert ca.result_type(*strong).name == np.result_type(*strong).name
 
 
 # ---------------------------------------------------------------------------------------------
