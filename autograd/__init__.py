@@ -218,6 +218,8 @@ uint8 = _carray.uint8
 uint16 = _carray.uint16
 uint32 = _carray.uint32
 uint64 = _carray.uint64
+float16 = half = _carray.float16
+bfloat16 = _carray.bfloat16
 
 
 def is_tensor(obj):

@@ -27,6 +27,11 @@ def set_default_dtype(d):
     _default_float = d
 
 
+def is_floating(dtype):
+    """True for a floating dtype (bfloat16 included: its NumPy kind is ml_dtypes' 'V')."""
+    return dtype.kind == "f" or dtype.name == "bfloat16"
+
+
 def scalar_type_name(dtype):
     """PyTorch's name of a dtype in error messages: 'Float', 'Double', 'Long', 'Int', 'Bool'."""
     return _SCALAR_TYPE_NAMES.get(dtype.name, dtype.name)
@@ -34,4 +39,5 @@ def scalar_type_name(dtype):
 
 _SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
                       "bool": "Bool", "int8": "Char", "int16": "Short", "uint8": "Byte",
-                      "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64"}
+                      "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
+                      "float16": "Half", "bfloat16": "BFloat16"}

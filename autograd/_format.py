@@ -12,7 +12,7 @@ brackets are written line by line. set_printoptions changes the module-wide opti
 import math
 from contextlib import contextmanager
 
-from autograd._defaults import get_default_dtype
+from autograd._defaults import get_default_dtype, is_floating
 
 # ------------------------------------------------------------------------------------------------
 # Options
@@ -224,7 +224,7 @@ def format_tensor(t):
             suffixes.append(f"dtype=autograd.{dtype.name}")
         summarize = arr.size > _OPTS["threshold"]
         values = _host_values(arr, summarize, edge)
-        fmt = _Formatter(_leaves(values, []), dtype.kind == "f")
+        fmt = _Formatter(_leaves(values, []), is_floating(dtype))
         if arr.ndim == 0:
             body = fmt.format(values)
         elif summarize and not edge:

@@ -17,6 +17,7 @@ import heapq
 import sys
 
 import carray
+from autograd._defaults import is_floating
 from autograd.function import AccumulateGrad, _edge
 from autograd.grad_mode import _state
 from autograd.tensor import Tensor
@@ -311,7 +312,7 @@ def _make_grads(outputs, grads, create_graph):
         if g is None:
             if t.requires_grad and t.array.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if t.requires_grad and t.array.dtype.kind != "f":
+            if t.requires_grad and not is_floating(t.array.dtype):
                 raise RuntimeError("grad can be implicitly created only for real scalar outputs "
                                    f"but got {t.dtype}")
             g = Tensor._wrap(carray.ones(t.array.shape, dtype=t.dtype, device=t.device))

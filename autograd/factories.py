@@ -6,7 +6,7 @@ import os
 import sys
 
 import carray
-from autograd._defaults import get_default_dtype, set_default_dtype
+from autograd._defaults import get_default_dtype, is_floating, set_default_dtype
 from autograd.tensor import Tensor, _to_array, device_name
 from carray.core._dtype import DTYPE_NAMES
 from carray.cpu._random import _restore
@@ -172,7 +172,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         return _finish(carray.arange(vals[0], vals[1], vals[2], dtype=_dtype(dtype),
                                      device=dev), requires_grad)
     arr = carray.arange(vals[0], vals[1], vals[2], dtype=carray.float64 if
-                        _dtype(dtype).kind == "f" else _dtype(dtype))
+                        is_floating(_dtype(dtype)) else _dtype(dtype))
     arr = arr.astype(_dtype(dtype)) if arr.dtype != _dtype(dtype) else arr
     if dev != "cpu":
         arr = arr.to(dev)
@@ -304,7 +304,7 @@ def rand(*args, size=None, generator=None, dtype=None, device=None, requires_gra
     """Uniform samples in [0, 1) (float32 by default). NotImplementedError for a non-float
     dtype, as PyTorch."""
     d = _float(dtype)
-    if d.kind != "f":
+    if not is_floating(d):
         raise NotImplementedError(f'"check_uniform_bounds" not implemented for \'{d}\'')
     return _finish(_rng(generator).random(_sizes(args, size), dtype=d, device=_device(device)),
                    requires_grad)
@@ -314,7 +314,7 @@ def randn(*args, size=None, generator=None, dtype=None, device=None, requires_gr
     """Standard normal samples (float32 by default). NotImplementedError for a non-float
     dtype, as PyTorch."""
     d = _float(dtype)
-    if d.kind != "f":
+    if not is_floating(d):
         raise NotImplementedError(f'"normal_kernel_cpu" not implemented for \'{d}\'')
     return _finish(_rng(generator).normal(0.0, 1.0, _sizes(args, size), dtype=d,
                                           device=_device(device)), requires_grad)
@@ -364,7 +364,7 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
                            f"from={low} >= to={high}")
     d = _dtype(dtype) or carray.int64
     try:
-        arr = _rng(generator).integers(low, high, _size((size,)), dtype=d if d.kind != "f" else
+        arr = _rng(generator).integers(low, high, _size((size,)), dtype=d if not is_floating(d) else
                                        carray.int64, device=_device(device))
     except ValueError as e:         # bounds outside the dtype
         raise RuntimeError(str(e)) from None

@@ -27,7 +27,7 @@ import functools
 import itertools
 
 import carray
-from autograd._defaults import scalar_type_name
+from autograd._defaults import is_floating, scalar_type_name
 from autograd.grad_mode import _state
 from autograd.tensor import Tensor, _RemovableHandle
 
@@ -271,7 +271,7 @@ def _link(ctx, args, result):
     ctx._seq = next(_sequence)
     if result.__class__ is Tensor and not ctx._dirty and not ctx._non_differentiable:
         # the common case: one new output
-        if result.array.dtype.kind == "f":
+        if is_floating(result.array.dtype):
             result._rg = True
             result.grad_fn = ctx
             result._output_nr = 0
@@ -311,7 +311,7 @@ def _link_outputs(ctx, result):
         meta.append((out.array.shape, out.array.dtype, out.array.device))
         if any(out is t for t in non_diff):
             continue
-        if out.array.dtype.kind != "f":
+        if not is_floating(out.array.dtype):
             continue
         if any(out is t for t in dirty):
             _check_inplace_allowed(out)

@@ -46,13 +46,16 @@ _DTYPES = {
     "U16": (carray.uint16, 2, "H"),
     "U32": (carray.uint32, 4, "I"),
     "U64": (carray.uint64, 8, "Q"),
+    "F16": (carray.float16, 2, "H"),       # (the 2-byte floats byte-swap as their bits)
+    "BF16": (carray.bfloat16, 2, "H"),
 }
 _NAMES = {dt.name: name for name, (dt, _, _) in _DTYPES.items()}
 # the reference writer's dtype order (its enum lists dtypes by increasing alignment)
 _RANK = {"BOOL": 0, "U8": 1, "I8": 2, "I16": 3, "U16": 4, "I32": 5, "U32": 6, "F32": 7, "F64": 8,
-         "I64": 9, "U64": 10}
+         "I64": 9, "U64": 10,
+         "F16": 4.1, "BF16": 4.2}     # (between U16 and I32, as the reference's enum)
 # dtypes of the format that carray has no type for (named in the error message)
-_OTHER_DTYPES = {"F16", "BF16", "C64", "F8_E5M2",
+_OTHER_DTYPES = {"C64", "F8_E5M2",
                  "F8_E4M3", "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ", "F4", "F6_E2M3",
                  "F6_E3M2"}
 _MAX_HEADER = 100_000_000      # the reference reader's limit
@@ -343,7 +346,7 @@ def _write_array(fh, arr):
     """Write arr's bytes (C order, little-endian)."""
     if arr.size == 0:
         return
-    view = memoryview(arr).cast("B")
+    view = _bytes_of(arr)
     if sys.byteorder == "big" and arr.itemsize > 1:
         view = _swapped(view, _DTYPES[_NAMES[arr.dtype.name]][2])
     fh.write(view)
@@ -569,7 +572,7 @@ def _read_array(fh, name, code, shape, nbytes):
                          f"shape {list(shape)} ({e})") from None
     if nbytes == 0:
         return arr
-    view = memoryview(arr).cast("B")
+    view = _bytes_of(arr)
     if fh.readinto(view) != nbytes:
         raise ValueError(f"truncated safetensors file: the data of tensor {name!r} ends early")
     if code == "BOOL" and view.tobytes().translate(None, b"\x00\x01"):
@@ -578,6 +581,12 @@ def _read_array(fh, name, code, shape, nbytes):
     if sys.byteorder == "big" and itemsize > 1:
         view[:] = _swapped(view, fmt)
     return arr
+
+
+def _bytes_of(arr):
+    """A byte memoryview of a C-contiguous CPU array (bfloat16, which has no buffer format,
+    through its uint16 bits)."""
+    return memoryview(arr.view(carray.uint16) if arr.dtype == carray.bfloat16 else arr).cast("B")
 
 
 def _swapped(view, fmt):

@@ -21,6 +21,7 @@ import operator
 import weakref
 
 import carray
+from autograd._defaults import is_floating
 from autograd._format import format_tensor
 from autograd._size import Size
 
@@ -114,7 +115,7 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, value):
         value = bool(value)
-        if value and self.array.dtype.kind != "f":
+        if value and not is_floating(self.array.dtype):
             raise RuntimeError("only Tensors of floating point and complex dtype can require "
                                "gradients")
         if not value and self.grad_fn is not None:
@@ -246,7 +247,7 @@ class Tensor:
         return self.array.device == "gpu"
 
     def is_floating_point(self):
-        return self.array.dtype.kind == "f"
+        return is_floating(self.array.dtype)
 
     def size(self, dim=None):
         """The shape (an autograd.Size), or its length along dim."""

@@ -73,7 +73,8 @@ def isdtype(dtype, kind):
         if kind not in _KINDS:
             raise ValueError(f"isdtype: kind {kind!r} is not a known kind name; expected one "
                              f"of {', '.join(map(repr, _KINDS))}")
-        return dtype.kind in _KINDS[kind]
+        # bfloat16's kind is ml_dtypes' 'V', but it is a real floating type
+        return (dtype.kind if dtype.name != "bfloat16" else "f") in _KINDS[kind]
     if isinstance(kind, DType):
         return dtype == kind
     raise TypeError(f"isdtype: kind must be a dtype, a kind name or a tuple of them, "
@@ -120,6 +121,9 @@ class finfo_object:
         self.smallest_subnormal = 2.0 ** (1 - emax - fraction)
         self.precision = digits
         self.resolution = 10.0 ** -digits
+        if self.bits == 16:         # NumPy's and ml_dtypes' resolution is a value of the dtype
+            from carray.core._format import _to_bf16, _to_f16
+            self.resolution = (_to_f16 if dtype.name == "float16" else _to_bf16)(self.resolution)
         self.nmant = fraction
         self.nexp = exponent
         self.maxexp = emax + 1
@@ -151,7 +155,7 @@ def finfo(type, /):  # noqa: A002  (the standard's argument name)
     if dt.kind == "c":
         dt = next(d for d in _all_dtypes() if d.kind == "f" and d.itemsize == dt.itemsize // 2
                   and d.name in _FLOAT_FORMATS and d.name != "bfloat16")
-    if dt.kind != "f" or dt.name not in _FLOAT_FORMATS:
+    if dt.name not in _FLOAT_FORMATS:
         raise ValueError(f"finfo: data type {dt.name!r} is not inexact; expected a floating "
                          f"dtype")
     return finfo_object(dt)
@@ -213,7 +217,8 @@ class Info:
         """{name: dtype} of the dtypes `device` supports, limited to `kind` (a kind name as in
         isdtype, or a tuple of them; None for all)."""
         _check_device(device)
-        found = _all_dtypes()
+        # as NumPy's: the standard's dtypes only (no float16, and no bfloat16)
+        found = [d for d in _all_dtypes() if d.name not in ("float16", "bfloat16")]
         if device == "gpu":
             from carray.opencl import runtime
             if not runtime().fp64:

@@ -1514,3 +1514,15 @@ def batch_norm_grad(grad_output, input, mean, invstd, weight=None,
     c = x.shape[1]
     return (gx, sum_gx.reshape((c,)) if output_mask[1] else None,
             sum_g.reshape((c,)) if output_mask[2] else None)
+
+
+# float16/bfloat16 arrays: every function that returns new arrays computes them in float32 and
+# rounds the results back (carray/ops/_half.py); the in-place optimizer updates take float32/64
+def _accept_half():
+    from carray.ops._half import accepting_half
+    for name in __all__:
+        if not name.endswith("_step") and name != "causal_mask":
+            globals()[name] = accepting_half(globals()[name])
+
+
+_accept_half()

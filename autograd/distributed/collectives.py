@@ -26,6 +26,7 @@ import struct
 import time
 
 import carray
+from autograd._defaults import is_floating
 from autograd.distributed.groups import _resolve, _root
 from autograd.tensor import Tensor
 
@@ -242,7 +243,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
 
 
 def _divide(arr, n):
-    if arr.dtype.kind == "f" or arr.dtype.kind == "c":
+    if is_floating(arr.dtype) or arr.dtype.kind == "c":
         arr /= n
     else:
         arr //= n

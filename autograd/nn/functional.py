@@ -20,7 +20,7 @@ import warnings
 
 import carray
 from autograd import factories
-from autograd._defaults import scalar_type_name
+from autograd._defaults import is_floating, scalar_type_name
 from autograd.ops import Cat, Index, Mul, Pad, Relu, Where
 from autograd.ops import log_softmax as _log_softmax
 from autograd.ops import sigmoid as _sigmoid
@@ -90,7 +90,7 @@ def _size(shape):
 
 
 def _check_float(op, t):
-    if t.array.dtype.kind != "f":
+    if not is_floating(t.array.dtype):
         name = scalar_type_name(t.array.dtype)
         raise NotImplementedError(f'"{op}" not implemented for \'{name}\'')
 
@@ -376,7 +376,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     eps = float(label_smoothing)
     if not 0.0 <= eps <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {eps}")
-    if target.dtype.kind == "f":
+    if is_floating(target.dtype):
         return _cross_entropy_probs(input, target, weight, reduction, eps)
     n_classes = _check_class_input("cross_entropy", input, target, weight)
     if weight is None and not eps and n_classes:
@@ -499,7 +499,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if not training or p == 0:
         return input
     d = input.array
-    if d.dtype.kind != "f":
+    if not is_floating(d.dtype):
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{scalar_type_name(d.dtype)}")
     u = factories._rng(None).random(d.shape, dtype=d.dtype, device=d.device)
@@ -677,7 +677,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if not 0.0 <= dropout_p <= 1.0:
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
     if attn_mask is not None:
-        if attn_mask.dtype != carray.bool_ and attn_mask.dtype.kind != "f":
+        if attn_mask.dtype != carray.bool_ and not is_floating(attn_mask.dtype):
             raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
                                f"dtype, but got attn_mask.dtype: "
                                f"{scalar_type_name(attn_mask.dtype).lower()} and  query.dtype: "
@@ -735,7 +735,7 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_
     from the other mask's (as PyTorch's torch.nn.functional._canonical_mask)."""
     if mask is None:
         return None
-    is_float = mask.dtype.kind == "f"
+    is_float = is_floating(mask.dtype)
     if mask.dtype != carray.bool_ and not is_float:
         raise AssertionError(f"only bool and floating types of {mask_name} are supported")
     if check_other and other_type is not None and mask.dtype != other_type:
@@ -1165,7 +1165,7 @@ def _feature_dropout(input, p, training, inplace):
     if not training or p == 0:
         return input
     d = input.array
-    if d.dtype.kind != "f":
+    if not is_floating(d.dtype):
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{scalar_type_name(d.dtype)}")
     mshape = tuple(d.shape[:2]) + (1,) * (d.ndim - 2)

@@ -11,6 +11,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
 import carray
+from autograd._defaults import is_floating
 from autograd.grad_mode import no_grad
 from autograd.nn._backward_hooks import BackwardHook
 from autograd.nn.parameter import Parameter
@@ -425,6 +426,12 @@ class Module:
     def float(self):
         return self.to(carray.float32)
 
+    def half(self):
+        return self.to(carray.float16)
+
+    def bfloat16(self):
+        return self.to(carray.bfloat16)
+
     def type(self, dst_type):
         return self.to(dst_type)
 
@@ -620,7 +627,7 @@ def _parse_to(args, kwargs):
         device = device_name(device)
     if dtype is not None:
         dtype = carray.dtype(dtype)
-        if dtype.kind != "f":
+        if not is_floating(dtype):
             raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got "
                             f"desired dtype={dtype}")
     return device, dtype
@@ -628,7 +635,7 @@ def _parse_to(args, kwargs):
 
 def _convert(arr, device, dtype):
     """arr on device, and of dtype when it is floating (integer buffers keep theirs)."""
-    if dtype is not None and arr.dtype.kind == "f" and arr.dtype != dtype:
+    if dtype is not None and is_floating(arr.dtype) and arr.dtype != dtype:
         arr = arr.astype(dtype)
     if device is not None and arr.device != device:
         arr = arr.to(device)

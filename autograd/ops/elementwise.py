@@ -14,7 +14,7 @@ import math
 
 import autograd.function as _function
 import carray
-from autograd._defaults import get_default_dtype
+from autograd._defaults import get_default_dtype, is_floating
 from autograd.function import _NO_EDGE, Function, _edge, _refresh_view, _sequence
 from autograd.grad_mode import _state
 from autograd.ops._util import Builtin, broadcasting, data_of, meta, reduce_grad, wrap
@@ -48,7 +48,7 @@ def promote_pair(a, b):
     return (a if da == target else a.to(target)), (b if db == target else b.to(target))
 
 
-_CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2}
+_CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2, "V": 2}     # ("V": bfloat16's kind)
 
 
 class _Binary(Builtin):
@@ -234,7 +234,7 @@ class TruncDivide(_RoundedDiv):
         q = carray.divide(a, b)
         out = carray.where(carray.less(q, 0), carray.ceil(q), carray.floor(q))
         kind = carray.result_type(a, b)
-        return out.astype(kind) if kind.kind != "f" else out
+        return out.astype(kind) if not is_floating(kind) else out
 
 
 class Remainder(_Binary):
@@ -272,7 +272,7 @@ _NUMBERS = (int, float, bool)
 
 def _int_operand(x):
     """True for an integer or bool array or Python number (true division makes them float)."""
-    return x.dtype.kind != "f" if isinstance(x, carray.Array) else not isinstance(x, float)
+    return not is_floating(x.dtype) if isinstance(x, carray.Array) else not isinstance(x, float)
 
 
 _NO = (False, False)

@@ -7,6 +7,7 @@ eigen- and singular values, F = 1 / E off the diagonal and 0 on it.
 """
 
 import carray
+from autograd._defaults import is_floating
 from autograd.factories import eye
 from autograd.ops._util import Builtin, meta, reduce_grad, wrap
 from autograd.ops.elementwise import Where
@@ -27,7 +28,7 @@ def _run(name, fn, *arrays, **kw):
     """fn(*arrays, **kw) with PyTorch's errors: RuntimeError for a non-float input or bad
     shapes, LinAlgError for what carray.linalg raises LinAlgError for."""
     for a in arrays:
-        if a.dtype.kind != "f":
+        if not is_floating(a.dtype):
             raise RuntimeError(f"linalg.{name}: Expected a floating point or complex tensor as "
                                f"input. Got {a.dtype.name}")
     try:

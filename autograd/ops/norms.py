@@ -4,7 +4,7 @@ with PyTorch's gradient: 0 (not NaN) where the norm is 0."""
 import math
 
 import carray
-from autograd._defaults import scalar_type_name
+from autograd._defaults import is_floating, scalar_type_name
 from autograd.ops._util import Builtin, norm_dims, wrap
 from autograd.ops.elementwise import Where
 from autograd.ops.reduce import _expand_back, _kept_shape
@@ -20,7 +20,7 @@ class LinalgVectorNorm(Builtin):
     @staticmethod
     def forward(ctx, x, p, dim, keepdim):
         a = x.array
-        if a.dtype.kind != "f":
+        if not is_floating(a.dtype):
             raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
                                f"as input. Got {scalar_type_name(x.dtype)}")
         dims = norm_dims(dim, a.ndim)

@@ -14,7 +14,7 @@ import functools
 import warnings
 
 import carray
-from autograd._defaults import scalar_type_name
+from autograd._defaults import is_floating, scalar_type_name
 from autograd.grad_mode import is_grad_enabled, no_grad
 from autograd.ops import torch_functions as _tf
 from autograd.tensor import Tensor
@@ -34,7 +34,7 @@ def _requires_grad(args):
 
 def _can_cast(src, dst):
     """PyTorch's canCast: no float into an integer, nothing but bool into bool."""
-    if src.kind == "f" and dst.kind in "iub":
+    if is_floating(src) and dst.kind in "iub":
         return False
     return not (dst.kind == "b" and src.kind != "b")
 

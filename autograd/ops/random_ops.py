@@ -3,6 +3,7 @@ carries a zero gradient to its mean and std)."""
 
 import carray
 from autograd import factories
+from autograd._defaults import is_floating
 from autograd.grad_mode import no_grad
 from autograd.ops._util import wrap
 from autograd.tensor import Tensor
@@ -63,7 +64,7 @@ def multinomial_out(input, num_samples, replacement=False, *, generator=None):
     a = input.array
     if a.ndim not in (1, 2):
         raise RuntimeError("multinomial(): prob_dist must be 1 or 2 dim")
-    if a.dtype.kind != "f":
+    if not is_floating(a.dtype):
         raise RuntimeError("multinomial(): only floating-point dtypes are supported for "
                            "prob_dist")
     n = a.shape[-1]

@@ -4,7 +4,7 @@ log_softmax, with their gradients."""
 import collections
 
 import carray
-from autograd._defaults import scalar_type_name
+from autograd._defaults import is_floating, scalar_type_name
 from autograd.grad_mode import _state
 from autograd.ops._util import Builtin, norm_dim, norm_dims, wrap
 from autograd.ops.elementwise import Where
@@ -65,7 +65,7 @@ class Mean(Builtin):
 
     @staticmethod
     def forward(ctx, x, dim, keepdim, dtype):
-        if x.array.dtype.kind != "f" and dtype is None:
+        if not is_floating(x.array.dtype) and dtype is None:
             raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either "
                                f"a floating point or complex dtype. "
                                f"Got: {scalar_type_name(x.dtype)}")

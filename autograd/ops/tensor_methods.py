@@ -10,7 +10,7 @@ checkers (tests/autograd/test_layering.py checks that it matches METHODS).
 
 import carray
 from autograd import factories
-from autograd._defaults import scalar_type_name
+from autograd._defaults import is_floating, scalar_type_name
 from autograd.function import _check_inplace_allowed
 from autograd.grad_mode import no_grad
 from autograd.ops import factorizations
@@ -146,7 +146,7 @@ __all__ = ["METHODS"]
 
 def _invert(self):
     """~self; TypeError for float tensors (PyTorch's operator check)."""
-    if self.array.dtype.kind == "f":
+    if is_floating(self.array.dtype):
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
                         "tensors")
     return bitwise_not(self)
@@ -418,6 +418,7 @@ METHODS = {
     "long": _type_cast(carray.int64), "int": _type_cast(carray.int32),
     "bool": _type_cast(carray.bool_), "byte": _type_cast(carray.uint8),
     "char": _type_cast(carray.int8), "short": _type_cast(carray.int16),
+    "half": _type_cast(carray.float16), "bfloat16": _type_cast(carray.bfloat16),
     "type_as": lambda self, other: _method_to(self, other.dtype),
     "__getitem__": _getitem, "__setitem__": _setitem,
     # operators

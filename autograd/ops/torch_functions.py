@@ -10,7 +10,7 @@ import builtins
 import collections
 
 import carray
-from autograd._defaults import get_default_dtype, scalar_type_name
+from autograd._defaults import get_default_dtype, is_floating, scalar_type_name
 from autograd.ops._util import along_dim_key, broadcasting, data_of, norm_dim, norm_dims, wrap
 from autograd.ops.binary_math import Atan2, Fmod, Hypot, LogAddExp
 from autograd.ops.contract import Cdist, diagonal_out, einsum_out, tensordot_out
@@ -249,7 +249,7 @@ def _unary(fn_class):
     converted to the default float dtype when the row says to_float (as PyTorch does for exp,
     log, ...)."""
     def op(input):
-        if fn_class.to_float and input.array.dtype.kind != "f":
+        if fn_class.to_float and not is_floating(input.array.dtype):
             input = input.to(get_default_dtype())
         return fn_class.apply(input)
     op.__name__ = fn_class.__name__.lower()
@@ -329,7 +329,7 @@ def float_result(*args):
     """The float dtype PyTorch gives a result of these (promoted) operands, or None."""
     dtype = None
     for x in args:
-        if isinstance(x, Tensor) and x.array.dtype.kind == "f":
+        if isinstance(x, Tensor) and is_floating(x.array.dtype):
             return x.array.dtype
         if isinstance(x, float):
             dtype = get_default_dtype()
@@ -384,13 +384,13 @@ def isinf(input):
 
 def trunc(input):
     """input rounded towards zero (zero gradient)."""
-    return where(input < 0, ceil(input), floor(input)) if input.array.dtype.kind == "f" \
+    return where(input < 0, ceil(input), floor(input)) if is_floating(input.array.dtype) \
         else clone(input)
 
 
 def round(input, *, decimals=0):
     """input rounded to the nearest integer, halves to even (as PyTorch); zero gradient."""
-    if input.array.dtype.kind != "f":
+    if not is_floating(input.array.dtype):
         return clone(input)
     x = input * 10.0 ** decimals if decimals else input
     low = floor(x)
@@ -438,7 +438,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance over dim with Bessel's correction by default (correction=1)."""
     if isinstance(dim, bool):  # var(False): the unbiased flag given positionally
         dim, unbiased = None, dim
-    if input.array.dtype.kind != "f":
+    if not is_floating(input.array.dtype):
         raise RuntimeError("std and var only support floating point and complex dtypes")
     return Var.apply(input, dim, _correction(unbiased, correction), keepdim)
 
@@ -578,7 +578,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
 
 def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(input))) over dim, computed stably (integer inputs give the default float)."""
-    if input.array.dtype.kind != "f":
+    if not is_floating(input.array.dtype):
         input = input.to(get_default_dtype())
     return LogSumExp.apply(input, dim, keepdim)
 
@@ -1064,7 +1064,7 @@ def median(input, dim=None, keepdim=False):
             return wrap(carray.full((), float("nan"), dtype=input.array.dtype,
                                     device=input.array.device))
         values, _ = Sort.apply(flat, 0, False, None)
-        nan = input.array.dtype.kind == "f" and bool(carray.any(carray.isnan(flat.array)))
+        nan = is_floating(input.array.dtype) and bool(carray.any(carray.isnan(flat.array)))
         return values[n - 1 if nan else (n - 1) // 2]
     nd = input.array.ndim
     d = norm_dim(dim, nd)
@@ -1076,7 +1076,7 @@ def median(input, dim=None, keepdim=False):
         return MedianResult(values, indices)
     k = carray.full(tuple(1 if j == d else s for j, s in enumerate(input.array.shape)),
                     (n - 1) // 2, dtype=carray.int64, device=input.array.device)
-    if input.array.dtype.kind == "f":
+    if is_floating(input.array.dtype):
         has_nan = carray.any(carray.isnan(input.array), axis=d, keepdims=True)
         k = carray.where(has_nan, n - 1, k).astype(carray.int64)
     key = along_dim_key(k, d)
@@ -1094,7 +1094,7 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
     if x1.array.shape[-1] != x2.array.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
                            f"{x1.array.shape[-1]} X2: {x2.array.shape[-1]}")
-    if x1.array.dtype.kind != "f" or x2.array.dtype.kind != "f":
+    if not is_floating(x1.array.dtype) or not is_floating(x2.array.dtype):
         raise RuntimeError("cdist only supports floating-point dtypes, X1 got: "
                            f"{scalar_type_name(x1.array.dtype)}")
     if p < 0:
@@ -1166,7 +1166,7 @@ def bincount(input, weights=None, minlength=0):
         carray.add_at(out, (a,), 1)
     else:
         w = weights.array
-        dt = w.dtype if w.dtype.kind == "f" else carray.float64
+        dt = w.dtype if is_floating(w.dtype) else carray.float64
         out = carray.zeros((n,), dtype=dt, device=a.device)
         carray.add_at(out, (a,), w.astype(dt))
     return wrap(out)
@@ -1210,7 +1210,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """input with NaN, +inf and -inf replaced (by default: 0, the dtype's largest and lowest
     finite values); the gradient passes where input is finite."""
     a = input.array
-    if a.dtype.kind != "f":
+    if not is_floating(a.dtype):
         return clone(input)
     big = _FLOAT_MAX[a.dtype.name]
     hi = big if posinf is None else posinf
@@ -1233,7 +1233,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     close = carray.less_equal(diff, carray.add(atol, carray.multiply(rtol, carray.abs(b)))) \
         if a.dtype.kind != "b" else eq
     out = carray.logical_or(eq, carray.logical_and(close, carray.isfinite(diff)))
-    if equal_nan and a.dtype.kind == "f":
+    if equal_nan and is_floating(a.dtype):
         out = carray.logical_or(out, carray.logical_and(carray.isnan(a), carray.isnan(b)))
     return wrap(out)
 

@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 
 import carray
+from autograd._defaults import is_floating
 from autograd.grad_mode import enable_grad
 from autograd.tensor import Tensor
 
@@ -200,7 +201,7 @@ def _import(key, value, param):
         return int(value.item() if isinstance(value, Tensor) else value)
     if isinstance(value, Tensor):
         data = value.array
-        if param.array.dtype.kind == "f" and data.dtype.kind == "f" and \
+        if is_floating(param.array.dtype) and is_floating(data.dtype) and \
                 data.dtype != param.array.dtype:
             data = data.astype(param.array.dtype)
         if data.device != param.array.device:

@@ -29,6 +29,9 @@ from carray.core._dtype cimport (BOOL, dtype_of, FLOAT32, FLOAT64, INT32, INT64,
                             UINT16, UINT32, UINT64, int_fits, is_int_num, is_float_num,
                             is_unsigned_num, kind_rank)
 from carray.core._dtype import DTYPE_NAMES as _DTYPE_NAMES
+from carray.core._dtype cimport BFLOAT16, FLOAT16
+from carray.core._half cimport (carray_bf16_to_float, carray_double_to_bf16, carray_double_to_half,
+                                carray_half_to_float)
 from carray.core._storage cimport Storage, new_host_storage, storage_from_buffer, host_alloc, host_free
 from carray.core._strided cimport (cast_loop_for, MAXDIMS, MAXOPS, NdLoop, loop1d_t, prepare_loop,
                               run_loop)
@@ -298,6 +301,29 @@ cdef Array new_array_on(int ndim, const Py_ssize_t* shape, int dtype_num, Array 
 cdef Array new_like_shape(Array a, int dtype_num):
     """A new C-contiguous array with a's shape, on a's device."""
     return new_array_on(a.ndim, a.shape_, dtype_num, a)
+
+
+cdef Array _bits_view(Array a, DType dt):
+    """a's bytes read as dtype dt of the same itemsize (NumPy's view(dtype), same shape)."""
+    if dt.itemsize != a.itemsize:
+        raise ValueError(f"view as {dt.name} needs the itemsize {a.itemsize} of {a.dtype.name}; "
+                         f"carray views only between dtypes of one itemsize")
+    cdef Array v = make_view(a, a.ndim, a.shape_, a.strides_, a.offset)
+    v.dtype_num = dt.num
+    return v
+
+
+def _bfloat16_to_numpy(Array a, dtype, copy):
+    """A NumPy array of ml_dtypes.bfloat16 holding a's values (numpy.asarray of bfloat16)."""
+    import numpy
+    try:
+        import ml_dtypes
+    except ImportError:
+        raise TypeError("NumPy has no bfloat16 dtype and ml_dtypes is not installed; convert "
+                        "with a.astype(carray.float32) (or pip install ml_dtypes)") from None
+    bits = numpy.array(_bits_view(a.to("cpu"), dtype_of(UINT16)), copy=copy)
+    out = bits.view(ml_dtypes.bfloat16)
+    return out if dtype is None else out.astype(dtype)
 
 
 cdef Array make_view(Array src, int ndim, const Py_ssize_t* shape, const Py_ssize_t* strides,
@@ -594,7 +620,11 @@ cdef class Array:
         return _reshape(self, shape, order)
 
     def view(self, *shape):
-        """reshape that never copies (PyTorch's view): RuntimeError when the strides forbid it."""
+        """reshape that never copies (PyTorch's view): RuntimeError when the strides forbid it.
+        With one dtype argument, NumPy's view(dtype): the same bytes read as a dtype of the same
+        itemsize (ValueError for another itemsize)."""
+        if len(shape) == 1 and isinstance(shape[0], (DType, str)):
+            return _bits_view(self, as_dtype(shape[0]))
         if len(shape) == 1 and not PyLong_Check(shape[0]) and not hasattr(shape[0], "__index__"):
             shape = shape[0]
         cdef Py_ssize_t newshape[MAXDIMS]
@@ -797,8 +827,11 @@ cdef class Array:
         return array_str(self.to("cpu") if on_gpu(self) else self)
 
     def __array__(self, dtype=None, copy=None):
-        """NumPy's conversion for device arrays (host arrays export their buffer, zero-copy)."""
+        """NumPy's conversion for device arrays (host arrays export their buffer, zero-copy).
+        bfloat16 becomes ml_dtypes.bfloat16 (TypeError when ml_dtypes is not installed)."""
         import numpy
+        if self.dtype_num == BFLOAT16:
+            return _bfloat16_to_numpy(self, dtype, copy)
         return numpy.array(self.to("cpu"), dtype=dtype, copy=copy)
 
     def __copy__(self):
@@ -1079,7 +1112,9 @@ cdef class Array:
         if on_gpu(self):
             return (_reconstruct_on, (self.to("cpu"), "gpu"))
         return (_reconstruct, (self.shape, dtype_of(self.dtype_num).name,
-                               memoryview(self.copy()).tobytes()))
+                               memoryview(_bits_view(self.copy(), dtype_of(UINT16))
+                                          if self.dtype_num == BFLOAT16 else
+                                          self.copy()).tobytes()))
 
 
 def _reconstruct_on(host, device):

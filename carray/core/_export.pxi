@@ -35,7 +35,7 @@ cdef extern from "_dlpack.h":
         void (*deleter)(DLManagedTensorVersioned*) noexcept
         unsigned long long flags
         DLTensor dl_tensor
-    int kDLCPU, kDLCUDAHost, kDLInt, kDLUInt, kDLFloat, kDLBool
+    int kDLCPU, kDLCUDAHost, kDLInt, kDLUInt, kDLFloat, kDLBool, kDLBfloat
     unsigned long long DLPACK_FLAG_BITMASK_READ_ONLY, DLPACK_FLAG_BITMASK_IS_COPIED
 
 cdef const char* _BUFFER_FORMATS[NTYPES]
@@ -54,6 +54,10 @@ cdef int _get_buffer(Array a, Py_buffer* view, int flags) except -1:
                           "(numpy.asarray does that through __array__)")
     if flags & PyBUF_WRITABLE and not a.writeable:
         raise BufferError("cannot export a read-only array as a writable buffer")
+    if a.dtype_num == BFLOAT16 and flags & PyBUF_FORMAT:
+        # (numpy.asarray then calls __array__, which gives ml_dtypes.bfloat16)
+        raise BufferError("bfloat16 has no buffer-protocol format; use a.view(carray.uint16) "
+                          "for its bits or a.astype(carray.float32)")
     if ((flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS or (flags & PyBUF_ND) != PyBUF_ND
             or (flags & PyBUF_STRIDES) != PyBUF_STRIDES) and not a.c_contiguous():
         if (flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS and a.f_contiguous():
@@ -91,6 +95,8 @@ cdef DLDataType _dl_dtype(int num) noexcept:
     t.bits = <unsigned char>(itemsize_of(num) * 8)
     t.code = kDLBool if num == BOOL else (kDLFloat if is_float_num(num) else
                                           (kDLUInt if is_unsigned_num(num) else kDLInt))
+    if num == BFLOAT16:
+        t.code = kDLBfloat
     return t
 
 
@@ -193,6 +199,10 @@ cdef int _num_from_dl(DLDataType t) except -1:
             return FLOAT32
         if t.code == kDLFloat and t.bits == 64:
             return FLOAT64
+        if t.code == kDLFloat and t.bits == 16:
+            return FLOAT16
+        if t.code == kDLBfloat and t.bits == 16:
+            return BFLOAT16
     raise BufferError(f"unsupported DLPack dtype (code {t.code}, bits {t.bits}, lanes {t.lanes}); "
                       f"carray holds {', '.join(_DTYPE_NAMES)}")
 

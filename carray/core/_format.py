@@ -33,7 +33,36 @@ def _to_f32(x):
         return math.copysign(math.inf, x)
 
 
-_F32_1EM4 = _to_f32(1e-4)  # NumPy compares float32 data against float32(1e-4)
+_F16 = struct.Struct("<e")
+
+
+def _to_f16(x):
+    """x rounded to float16 (a Python float); +-inf past float16's range."""
+    try:
+        return _F16.unpack(_F16.pack(x))[0]
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
+def _to_bf16(x):
+    """x rounded to bfloat16 (8 significant bits, ties to even); +-inf past its range."""
+    if x == 0 or not math.isfinite(x):
+        return x
+    e = max(math.frexp(x)[1], -125)
+    r = math.ldexp(round(math.ldexp(x, 8 - e)), e - 8)
+    return r if abs(r) < 2.0**128 else math.copysign(math.inf, x)
+
+
+class _Small:
+    """A float type narrower than a double: its rounding, NumPy's scientific-notation cutoff
+    (10**precision) and 1e-4 in it, and its smallest normal."""
+
+    def __init__(self, rnd, cutoff, tiny):
+        self.round, self.cutoff, self.small, self.tiny = rnd, cutoff, rnd(1e-4), tiny
+
+
+_SMALL = {"float32": _Small(_to_f32, 1e6, 2.0**-126), "float16": _Small(_to_f16, 1e3, 2.0**-14),
+          "bfloat16": _Small(_to_bf16, 1e2, 2.0**-126)}
 
 
 # -- shortest round-trip digits ------------------------------------------------------------------
@@ -50,14 +79,9 @@ def _split_digits(s):
     return digits.rstrip("0") or "0", (int(exp) if exp else 0) + len(ip) - 1 - lead
 
 
-def _is_f32_power_of_two(x):
-    """True for a normal float32 x whose significand bits are all zero."""
-    bits = struct.unpack("<I", _F32.pack(x))[0]
-    return bits & 0x7FFFFF == 0 and bits & 0x7F800000 != 0
-
-
 def _shortest(x, f32):
-    """Shortest decimal digits of finite |x| that read back as x (in float32 when `f32`).
+    """Shortest decimal digits of finite |x| that read back as x (in the narrow float type `f32`,
+    a _Small, when given).
 
     Returns (digits, exponent): |x| ~= 0.d1d2d3... * 10**(exponent + 1), no trailing zeros.
     """
@@ -69,14 +93,14 @@ def _shortest(x, f32):
     for p in range(1, 10):  # 9 significant digits always round-trip a float32
         s = "%.*e" % (p - 1, x)
         y = float(s)
-        if _to_f32(y) == x:
+        if f32.round(y) == x:
             return _split_digits(s)
-        if y < x and _is_f32_power_of_two(x):
+        if y < x and math.frexp(x)[0] == 0.5 and x >= f32.tiny:
             # At a power of two the gap below is half the gap above: the nearest p-digit decimal
             # may fall outside the lower half-gap while the next one up still reads back as x.
             digits, e = _split_digits(s)
             up = "%de%d" % (int(digits.ljust(p, "0")) + 1, e - p + 1)
-            if _to_f32(float(up)) == x:
+            if f32.round(float(up)) == x:
                 return _split_digits("%.*e" % (p - 1, float(up)))
     return _split_digits("%.8e" % x)
 
@@ -107,8 +131,8 @@ class _FloatFormat:
         if nonzero:
             max_val, min_val = max(nonzero), min(nonzero)
             ratio = max_val / min_val
-            if f32:  # NumPy computes these in float32: 1e6 = 10**finfo(float32).precision
-                cutoff, small, ratio = 1e6, _F32_1EM4, _to_f32(ratio)
+            if f32:  # NumPy computes these in the dtype: 1e6 = 10**finfo(float32).precision
+                cutoff, small, ratio = f32.cutoff, f32.small, f32.round(ratio)
             else:
                 cutoff, small = 1e8, 1e-4
             self.exp_format = max_val >= cutoff or min_val < small or ratio > 1000.0
@@ -189,7 +213,7 @@ def _formatter(values, kind, zero_d):
         return _BoolFormat(zero_d)
     if kind == "int":
         return _IntFormat(values)
-    return _FloatFormat(values, kind == "float32")
+    return _FloatFormat(values, _SMALL.get(kind))
 
 
 def _kind(name):
@@ -200,13 +224,15 @@ def _kind(name):
     return name  # "float32" / "float64"
 
 
-def _float32_scalar_str(x):
-    """str(numpy.float32(x)): shortest digits; positional for 1e-4 <= |x| < 1e6, else scientific."""
+def _float32_scalar_str(x, kind="float32"):
+    """str(numpy.float32(x)) (or of float16, bfloat16: `kind`): shortest digits; positional for
+    1e-4 <= |x| < 1e6 (float16: 1e3), else scientific."""
     if not math.isfinite(x):
         return repr(x)
-    digits, exp = _shortest(x, True)
+    f32 = _SMALL[kind]
+    digits, exp = _shortest(x, f32)
     sign = "-" if _negative(x) else ""
-    if x == 0 or 1e-4 <= abs(x) < 1e6:
+    if x == 0 or 1e-4 <= abs(x) < f32.cutoff:
         ip, fp = _positional_parts(digits, exp)
         return "%s%s.%s" % (sign, ip, fp or "0")
     mant = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
@@ -347,5 +373,5 @@ def array_str(a):
     kind = _kind(name)
     if not shape:
         x = a.tolist()
-        return _float32_scalar_str(x) if kind == "float32" else str(x)
+        return _float32_scalar_str(x, kind) if kind in _SMALL else str(x)
     return _array2string(a, kind, shape, size, " ", "", _LINEWIDTH)

@@ -130,6 +130,8 @@ cdef int _format_num(Py_buffer* view) noexcept:
         return FLOAT32
     if c == b"d" and view.itemsize == 8:
         return FLOAT64
+    if c == b"e" and view.itemsize == 2:
+        return FLOAT16
     if c in (b"b", b"h", b"i", b"l", b"q", b"n") and view.itemsize in (1, 2, 4, 8):
         return (INT8, INT16, INT32, INT64)[(1, 2, 4, 8).index(view.itemsize)]
     if c in (b"B", b"H", b"I", b"L", b"Q", b"N") and view.itemsize in (1, 2, 4, 8):
@@ -187,7 +189,8 @@ cdef Array _from_buffer(object obj, int num):
             elif fmt in "bBhHiIlLqQnN":
                 num = INT64
             elif fmt in "efd":
-                num = FLOAT64 if fmt == "d" and m.itemsize == 8 else FLOAT32
+                num = FLOAT64 if fmt == "d" and m.itemsize == 8 else (
+                    FLOAT16 if fmt == "e" else FLOAT32)
             elif fmt == "?":
                 num = BOOL
         return as_array(_buffer_values(m), num).reshape(m.shape)
@@ -221,6 +224,12 @@ cdef Array _from_buffer(object obj, int num):
     return a
 
 
+cdef bint _is_bfloat16_ndarray(object obj):
+    dt = getattr(obj, "dtype", None)
+    return getattr(dt, "name", None) == "bfloat16" and getattr(obj, "ndim", None) is not None \
+        and hasattr(obj, "view") and not isinstance(obj, Array)
+
+
 cdef Array as_array(object obj, int num):
     """obj as an Array of type num (-1: keep or infer the dtype), copying only when needed."""
     cdef Array a
@@ -242,6 +251,9 @@ cdef Array as_array(object obj, int num):
                         f"expected numbers, nested sequences of numbers or a buffer")
     if _is_numpy_scalar(obj):
         return _from_sequence(obj, num)     # a new 0-d array of its dtype (owns its memory)
+    if _is_bfloat16_ndarray(obj):       # ml_dtypes' bfloat16 has no buffer format: share its bits
+        a = _bits_view(_from_buffer(obj.view("uint16"), -1), dtype_of(BFLOAT16))
+        return a if num < 0 or num == BFLOAT16 else _copy_as(a, num, "K")
     if PyObject_CheckBuffer(obj):
         return _from_buffer(obj, num)
     if hasattr(obj, "__dlpack__"):

@@ -564,8 +564,15 @@ def add_at(Array a, indices, values):
     round differently from run to run), and an index array on the device is checked there: a
     bad index adds nothing and raises IndexError at the next read from the device."""
     cdef int j
+    cdef Array wide
     if not a.writeable:
         raise ValueError("assignment destination is read-only")
+    if a.dtype_num == FLOAT16 or a.dtype_num == BFLOAT16:
+        # summed in float32, each element rounded back once (as the ops' 2-byte floats)
+        wide = a.astype(dtype_of(FLOAT32))
+        add_at(wide, indices, values)
+        copy_into(a, wide)
+        return None
     key = indices if PyTuple_Check(indices) else (indices,)
     for j in range(PyTuple_GET_SIZE(key)):
         if _kind(<object>PyTuple_GET_ITEM(key, j)) == K_ADV:

@@ -7,6 +7,10 @@ cdef object _read_at(char* p, int num):
         return (<float*>p)[0]
     if num == FLOAT64:
         return (<double*>p)[0]
+    if num == FLOAT16:
+        return <double>carray_half_to_float((<uint16_t*>p)[0])
+    if num == BFLOAT16:
+        return <double>carray_bf16_to_float((<uint16_t*>p)[0])
     if num == INT64:
         return (<int64_t*>p)[0]
     if num == INT32:
@@ -69,6 +73,10 @@ cdef int _write_scalar(char* p, int num, object value) except -1:
         (<float*>p)[0] = <float>float(value)
     elif num == FLOAT64:
         (<double*>p)[0] = float(value)
+    elif num == FLOAT16:
+        (<uint16_t*>p)[0] = carray_double_to_half(float(value))
+    elif num == BFLOAT16:
+        (<uint16_t*>p)[0] = carray_double_to_bf16(float(value))
     elif num == BOOL:
         (<bool_t*>p)[0] = 1 if value else 0
     else:

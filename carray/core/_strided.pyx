@@ -12,8 +12,11 @@ from cython.parallel cimport prange, threadid
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
-from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, NTYPES, UINT8,
-                                 UINT16, UINT32, UINT64, bool_t, u8_t)
+from carray.core._dtype cimport (BFLOAT16, BOOL, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32,
+                                 INT64, NTYPES, UINT8, UINT16, UINT32, UINT64, bool_t, u8_t)
+from carray.core._half cimport (carray_bf16_t, carray_bf16_to_float, carray_double_to_bf16,
+                                carray_double_to_half, carray_float_to_bf16, carray_float_to_half,
+                                carray_half_t, carray_half_to_double, carray_half_to_float)
 
 cdef extern from "_omp.h" nogil:
     int carray_max_threads()
@@ -292,6 +295,8 @@ ctypedef fused src_t:
     uint64_t
     float
     double
+    carray_half_t
+    carray_bf16_t
 
 ctypedef fused dst_t:
     bool_t
@@ -305,10 +310,46 @@ ctypedef fused dst_t:
     uint64_t
     float
     double
+    carray_half_t
+    carray_bf16_t
+
+
+cdef inline dst_t _from_float(float f, dst_t* tag) noexcept nogil:
+    """A 2-byte float's value (exact in float) as dst_t: one rounding at most."""
+    cdef dst_t r
+    if dst_t is carray_half_t:
+        r.bits = carray_float_to_half(f)
+        return r
+    elif dst_t is carray_bf16_t:
+        r.bits = carray_float_to_bf16(f)
+        return r
+    elif dst_t is bool_t:
+        return f != 0
+    else:
+        return <dst_t>f
 
 
 cdef inline dst_t _convert(src_t x, dst_t* tag) noexcept nogil:
-    if dst_t is bool_t:
+    cdef dst_t r
+    if src_t is carray_half_t and dst_t is double:
+        return carray_half_to_double(x.bits)
+    elif src_t is carray_half_t:
+        return _from_float(carray_half_to_float(x.bits), tag)
+    elif src_t is carray_bf16_t:
+        return _from_float(carray_bf16_to_float(x.bits), tag)
+    elif dst_t is carray_half_t:
+        # ints beyond float16's range overflow either way: float holds the rest exactly
+        r.bits = carray_double_to_half(x) if src_t is double else carray_float_to_half(<float>x)
+        return r
+    elif dst_t is carray_bf16_t:
+        # wide ints and doubles round once, from a double (a float would round first)
+        if src_t is float or src_t is bool_t or src_t is int8_t or src_t is u8_t or \
+                src_t is int16_t or src_t is uint16_t:
+            r.bits = carray_float_to_bf16(<float>x)
+        else:
+            r.bits = carray_double_to_bf16(<double>x)
+        return r
+    elif dst_t is bool_t:
         return x != 0
     else:
         return <dst_t>x
@@ -364,6 +405,8 @@ cdef void _fill_row(int src, src_t* tag) noexcept:
     CAST_LOOPS[UINT64][src] = <loop1d_t>cast_loop[uint64_t, src_t]
     CAST_LOOPS[FLOAT32][src] = <loop1d_t>cast_loop[float, src_t]
     CAST_LOOPS[FLOAT64][src] = <loop1d_t>cast_loop[double, src_t]
+    CAST_LOOPS[FLOAT16][src] = <loop1d_t>cast_loop[carray_half_t, src_t]
+    CAST_LOOPS[BFLOAT16][src] = <loop1d_t>cast_loop[carray_bf16_t, src_t]
 
 
 _fill_row(BOOL, <bool_t*>NULL)
@@ -377,3 +420,5 @@ _fill_row(UINT32, <uint32_t*>NULL)
 _fill_row(UINT64, <uint64_t*>NULL)
 _fill_row(FLOAT32, <float*>NULL)
 _fill_row(FLOAT64, <double*>NULL)
+_fill_row(FLOAT16, <carray_half_t*>NULL)
+_fill_row(BFLOAT16, <carray_bf16_t*>NULL)

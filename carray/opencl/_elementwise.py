@@ -2,7 +2,7 @@
 loops of carray/cpu/_kernels.pxi), keyed by the op table's enum members, and the launcher of the
 kernels/elementwise.cl kernels."""
 
-from carray.opencl import _cache, _layout
+from carray.opencl import _cache, _half, _layout
 from carray.opencl._launch import LAUNCH_LOCK, enqueue, launch, set_buffers, set_bytes
 from carray.opencl._runtime import runtime
 from carray.opencl._types import BOOL, CL_TYPES, FLOAT32, FLOAT64, INT32, INT64, UNSIGNED
@@ -120,10 +120,10 @@ def _source(kind, code, nums, is_arr, rank, vec, expr):
     for k in range(1, nin + 1):
         if is_arr[k]:
             params.append(f"__global const {CL[nums[k]]}* restrict in{k}")
-            args.append(f"in{k}[p[{arr_k}]]")
+            args.append(_half.load(nums[k], f"in{k}", f"p[{arr_k}]", nums[0]))
             arr_k += 1
         else:
-            params.append(f"const {CL[nums[k]]} s{k}")
+            params.append(f"const {CL[_half.scalar_num(nums[k])]} s{k}")
             args.append(f"s{k}")
     narr = arr_k
     fargs = ", ".join(f"x{k}" for k in range(1, nin + 1))
@@ -147,7 +147,10 @@ def _source(kind, code, nums, is_arr, rank, vec, expr):
         lines.append(f"        ((__global {ot}*)(out + L.off[0]))[i] = ({ot})({comps});")
         vbody = "\n".join(lines)
     return _cache.render("elementwise.cl", narr=narr, rank=rank, params=", ".join(params),
-                         args=", ".join(args), fdef=f"#define F({fargs}) ({expr})",
+                         args=", ".join(args),
+                         fdef=f"{_half.HELPERS}{_half.H2D if _half.FLOAT64 in nums else ''}"
+                              f"\n#define F({fargs}) ({expr})\n"
+                              f"{_half.store_macro(nums[0], nums[1] if nin else nums[0])}",
                          out_t=CL[nums[0]], vec=vec, vbody=vbody)
 
 
@@ -236,7 +239,7 @@ def _run_planned(kind, code, t, out, inputs, plan_key):
         nums.append(num)
         if buf is None:
             is_arr.append(False)
-            args.append(_layout.pack_scalar(num, x.item()))
+            args.append(_layout.pack_scalar(_half.scalar_num(num), x.item()))
         else:
             is_arr.append(True)
             args.append(buf)
@@ -247,7 +250,7 @@ def _run_planned(kind, code, t, out, inputs, plan_key):
     rank = len(cshape)
     flat = rank == 1 and all(s[0] == 1 for s in cst)
     vec = 1
-    if flat and n >= 4096 and all(o % 4 == 0 for o in offs):
+    if flat and n >= 4096 and all(o % 4 == 0 for o in offs) and not _half.any_half(nums):
         vec = 4
     fp64 = FLOAT64 in nums
     key = ("ew", kind, code, t, tuple(nums), tuple(is_arr), idx,
@@ -268,6 +271,6 @@ def _run_planned(kind, code, t, out, inputs, plan_key):
         g = rt.max_group
         _plans.put(plan_key, _Plan(knl, (nin + 1, layout, nin + 2, _layout.pack(idx, [n])),
                                    (-(-items // g) * g,), (g,),
-                                   tuple((k, nums[k]) for k in range(1, nin + 1)
+                                   tuple((k, _half.scalar_num(nums[k])) for k in range(1, nin + 1)
                                          if not is_arr[k])))
     return out

@@ -81,6 +81,8 @@ def optional_operand(a, fallback):
 
 def pack_scalar(num, value):
     """A Python scalar as the bytes of one kernel argument of carray type `num`."""
+    if DTYPE_NAMES[num] == "bfloat16":      # its bits: the top half of the float32 (exact)
+        return struct.pack("<H", struct.unpack("<I", struct.pack("<f", value))[0] >> 16)
     return struct.pack(SCALAR_FORMATS[num], value)
 
 

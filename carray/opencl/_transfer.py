@@ -29,7 +29,7 @@ def download(a):
     obs = _profiling.observer
     t0 = time.perf_counter_ns() if obs is not None else 0
     if host.size:
-        event = rt.cl.enqueue_copy(rt.queue, memoryview(host).cast("B"), buf,
+        event = rt.cl.enqueue_copy(rt.queue, _raw(host), buf,
                                    src_offset=off * a.itemsize, is_blocking=True)
         if obs is not None:
             obs.copy("DtoH", host.size * host.itemsize, event, True, t0)
@@ -101,12 +101,20 @@ def download_async(a, host):
     buf, off, _, _, _ = a._cl()
     obs = _profiling.observer
     t0 = time.perf_counter_ns() if obs is not None else 0
-    event = rt.cl.enqueue_copy(rt.queue, memoryview(host).cast("B"), buf,
+    event = rt.cl.enqueue_copy(rt.queue, _raw(host), buf,
                                src_offset=off * a.itemsize, is_blocking=False)
     rt.queue.flush()        # submit it now: the caller polls the event
     if obs is not None:
         obs.copy("DtoH", host.size * host.itemsize, event, False, t0)
     return event
+
+
+def _raw(host):
+    """The bytes of a C-contiguous host array as a writable memoryview (bfloat16, which has no
+    buffer format, through its uint16 bits)."""
+    if host.dtype == "bfloat16":
+        host = host.view("uint16")
+    return memoryview(host).cast("B")
 
 
 def upload(dst, host):
@@ -117,7 +125,7 @@ def upload(dst, host):
     if host.size:
         obs = _profiling.observer
         t0 = time.perf_counter_ns() if obs is not None else 0
-        event = rt.cl.enqueue_copy(rt.queue, buf, memoryview(host).cast("B"),
+        event = rt.cl.enqueue_copy(rt.queue, buf, _raw(host),
                                    dst_offset=off * dst.itemsize, is_blocking=False)
         if obs is not None:
             obs.copy("HtoD", host.size * host.itemsize, event, False, t0)

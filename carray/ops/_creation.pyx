@@ -13,6 +13,7 @@ from carray.core._array cimport (Array, new_array, new_device_array, copy_into, 
 from carray.core._array cimport as_array
 from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT32, INT64, dtype_of, int_fits,
                                  is_int_num, itemsize_of, bool_t)
+from carray.core._dtype cimport is_half_num
 from carray.core._strided cimport MAXDIMS
 from libc.stdint cimport int32_t, int64_t
 from libc.math cimport floor
@@ -150,7 +151,7 @@ def _arange_plan(start, stop, step, dtype):
         raise ZeroDivisionError("arange: step must not be zero")
     all_int = all(isinstance(v, int) for v in (start, stop, step))
     cdef int num = parse_dtype_num(dtype, INT64 if all_int else FLOAT32)
-    if num == BOOL or is_int_num(num) and num != INT32 and num != INT64:
+    if num == BOOL or is_int_num(num) and num != INT32 and num != INT64 or is_half_num(num):
         return None
     if all_int:
         n = max(0, -((start - stop) // step))
@@ -196,6 +197,8 @@ def _arange_host(start, stop=None, step=None, dtype=None, device=None):
         if isinstance(start, int) and not int_fits(start, num):
             raise OverflowError(f"Python integer {start} out of bounds for {dtype_of(num).name}")
         return _arange_host(start, stop, step, dtype_of(INT64)).astype(dtype_of(num))
+    if is_half_num(num):            # in float32, each value rounded once
+        return _arange_host(start, stop, step, dtype_of(FLOAT32)).astype(dtype_of(num))
     if all_int:
         n = max(0, -((start - stop) // step))
     else:

@@ -14,6 +14,8 @@ from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT
                                  UINT32, UINT64, bool_t, is_unsigned_num, itemsize_of, num_t, u8_t)
 
 from carray.ops._optable cimport S_PROD, S_SUM
+from carray.core._dtype cimport dtype_of as _dtype_of, is_half_num
+from carray.ops._half import narrow, widen
 
 
 cdef inline num_t _add(num_t a, num_t b) noexcept nogil:
@@ -83,8 +85,16 @@ cdef object _accumulate(int op, object a, object axis, object dtype, object out,
             raise ValueError("output array is read-only")
     cdef int num = x.dtype_num
     # NumPy 2 accumulates bools and ints narrower than 64 bits in int64 (uint64 if unsigned)
-    cdef int ct = parse_dtype_num(dtype, num if itemsize_of(num) == 8 or num == FLOAT32 else
+    cdef int ct = parse_dtype_num(dtype, num if itemsize_of(num) == 8 or num == FLOAT32 or
+                                  is_half_num(num) else
                                   (UINT64 if is_unsigned_num(num) else INT64))
+    if is_half_num(ct):             # accumulated in float32, each result rounded back once
+        res = narrow(_accumulate(op, widen(x.astype(_dtype_of(ct))), ax if axis is not None
+                                 else None, _dtype_of(FLOAT32), None, name), _dtype_of(ct))
+        if out is None:
+            return res
+        copy_into(out, res)
+        return out
     cdef Array r = new_array_on(x.ndim, x.shape_, ct, x)
     copy_into(r, x)
     cdef Py_ssize_t outer = 1, inner = 1, n = x.shape_[ax]

@@ -12,6 +12,8 @@ from carray.core._array cimport (Array, as_array, check_same_device, copy_into, 
 from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT32, INT64, dtype_of, itemsize_of,
                                  kind_rank, promote_nums)
 from carray.core._strided cimport MAXDIMS
+from carray.core._dtype cimport dtype_of as _dtype_of, is_half_num
+from carray.ops._half import narrow, widen
 from carray.cpu._gemm cimport float_matmul, int_matmul
 
 # ---------------------------------------------------------------------------------------------
@@ -78,6 +80,15 @@ def matmul(x1, x2, /, out=None):
     cdef Array a = as_array(x1, -1)
     cdef Array b = as_array(x2, -1)
     cdef Array c, o = None
+    if is_half_num(promote_nums(a.dtype_num, b.dtype_num)):
+        # in float32 (the float32 GEMM accumulates), rounded back once
+        r = narrow(matmul(widen(a), widen(b)), _dtype_of(promote_nums(a.dtype_num, b.dtype_num)))
+        if out is None:
+            return r
+        if not isinstance(out, Array):
+            raise TypeError(f"matmul: out must be a carray.Array, got {type(out).__name__}")
+        copy_into(<Array>out, <Array>r)
+        return out
     cdef int res, i, d, k, nd, ond, na, nb_, ncore
     cdef bint a1, b1
     cdef Py_ssize_t M, N, K, Kb, nbatch, t

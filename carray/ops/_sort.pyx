@@ -17,6 +17,8 @@ from carray.core._array import ascontiguousarray
 from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16,
                                  UINT32, UINT64, bool_t, itemsize_of, num_t, u8_t)
 from carray.core._strided cimport max_threads, region_enter, region_exit
+from carray.core._dtype cimport dtype_of as _dtype_of, is_half_num
+from carray.ops._half import narrow, widen
 
 cdef enum:
     RUN = 16                 # lanes are insertion sorted in runs of this length, then merged
@@ -142,6 +144,9 @@ cdef int _sort_host(num_t* k, int64_t* ix, Py_ssize_t lanes, Py_ssize_t n) excep
 cdef tuple _sorted(Array x, int ax, bint values, bint indices):
     """(sorted values or None, int64 sorting indices or None) of x along axis ax, both
     C-contiguous with x's shape, on x's device."""
+    if is_half_num(x.dtype_num):    # the same order in float32 (exact both ways)
+        wide = _sorted(widen(x), ax, values, indices)
+        return (narrow(wide[0], x.dtype) if values else None), wide[1]
     cdef int last = x.ndim - 1, d
     perm = [d for d in range(x.ndim) if d != ax] + [ax]
     rows = x if ax == last else x.transpose(perm)

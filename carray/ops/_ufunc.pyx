@@ -36,6 +36,8 @@ from carray.ops._optable cimport *
 
 from carray.core._dtype import DTYPE_NAMES
 from carray.ops import _optable
+from carray.core._dtype cimport FLOAT16, is_half_num
+from carray.ops._half import narrow, widen
 
 cdef extern from "_cpu.h":
     int carray_simd_level()
@@ -152,8 +154,8 @@ cdef inline int _kind_rank(int num) noexcept:
 
 cdef inline int _float_for(int num) noexcept:
     """The float type a float-only op computes an int or bool type in: NumPy gives float16 for
-    1-byte types (carray, without float16: float32), float32 for 2-byte, float64 for wider."""
-    return FLOAT32 if itemsize_of(num) <= 2 else FLOAT64
+    1-byte types, float32 for 2-byte, float64 for wider."""
+    return FLOAT16 if itemsize_of(num) == 1 else (FLOAT32 if itemsize_of(num) == 2 else FLOAT64)
 
 
 cdef inline int _with_weak(int num, int kind) noexcept:
@@ -374,6 +376,9 @@ cdef object binary(int kind, int code, object x, object y, object out):
         ct = FLOAT64
     res_num = BOOL if compare else ct
     _check_out_cast(out, res_num, name)
+    if is_half_num(ct):             # in float32, rounded back (carray/ops/_half.py)
+        return _finish(narrow(binary(kind, code, widen(_operand(x, wx, ct)),
+                                     widen(_operand(y, wy, ct)), None), dtype_of(ct)), out)
     cdef Array dev = None         # a device operand: the op runs on its device
     if wx < 0 and on_gpu(<Array>x) or wy < 0 and on_gpu(<Array>y) or \
             type(out) is Array and on_gpu(<Array>out):
@@ -491,6 +496,9 @@ cdef object unary(int kind, int code, object x, object out):
             _refuse_float(name)
     res_num = BOOL if predicate else ct
     _check_out_cast(out, res_num, name)
+    if is_half_num(ct):             # in float32, rounded back (carray/ops/_half.py)
+        return _finish(narrow(unary(kind, code, widen(_operand(a, -1, ct)), None),
+                              dtype_of(ct)), out)
     cdef Array dev = None
     if on_gpu(a) or type(out) is Array and on_gpu(<Array>out):
         dev = _device_operand(name, a, None, out)
@@ -541,6 +549,8 @@ def where(condition, x, y):
             check_same_device("where", dev, c)
     cdef Array a = _operand(x, wx, ct)
     cdef Array b = _operand(y, wy, ct)
+    if is_half_num(ct):             # a byte mover: the 2-byte floats move as their bits
+        return where(c, a.view(dtype_of(UINT16)), b.view(dtype_of(UINT16))).view(dtype_of(ct))
     cdef int nd = _broadcast(c, a, b, shape)
     cdef Array o = new_array_on(nd, shape, ct, dev)
     if dev is not None:
@@ -821,8 +831,13 @@ cdef object _reduce(int op, object x, object axis, object dtype, object out, bin
     if (op == R_MAX or op == R_MIN) and count == 0 and not empty_ok:
         raise ValueError(f"zero-size array to reduction operation {_REDUCE_NAMES[op]} which has "
                          f"no identity")
-    cdef Array r = _reduce_into(a, op, reduced, ct)
-    result = _shape_result(r, a, reduced, keepdims)
+    cdef Array r
+    if is_half_num(ct):             # accumulated in float32, rounded back once
+        result = narrow(_reduce(op, widen(a), axis, dtype_of(FLOAT32), None, keepdims, empty_ok),
+                        dtype_of(ct))
+    else:
+        r = _reduce_into(a, op, reduced, ct)
+        result = _shape_result(r, a, reduced, keepdims)
     if out is not None:
         o = _output(out, (<Array>result).ndim, (<Array>result).shape_, ct, _REDUCE_NAMES[op],
                     False, a if on_gpu(a) else None)
@@ -932,6 +947,9 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False):
     The mean of nothing is NaN. An integer dtype= truncates the mean to it, as NumPy."""
     cdef Array x = as_array(a, -1)
     cdef int ct = parse_dtype_num(dtype, x.dtype_num if _kind_rank(x.dtype_num) == 2 else FLOAT64)
+    if is_half_num(ct):             # in float32, rounded back once (NumPy's float16 mean)
+        result = narrow(mean(widen(x), axis, dtype_of(FLOAT32), None, keepdims), dtype_of(ct))
+        return result if out is None else _finish_into(result, out, "mean", False)
     cdef bint reduced[MAXDIMS]
     _reduced_axes(axis, x.ndim, reduced)
     cdef Py_ssize_t count = _reduced_count(x, reduced)
@@ -959,6 +977,10 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     inf (NaN where all deviations are 0) when ddof >= n."""
     cdef Array x = as_array(a, -1)
     cdef int ct = parse_dtype_num(dtype, x.dtype_num if _kind_rank(x.dtype_num) == 2 else FLOAT64)
+    if is_half_num(ct):             # in float32, rounded back once
+        result = narrow(var(widen(x), axis, dtype_of(FLOAT32), None, ddof, keepdims),
+                        dtype_of(ct))
+        return result if out is None else _finish_into(result, out, "var", False)
     cdef bint reduced[MAXDIMS]
     _reduced_axes(axis, x.ndim, reduced)
     cdef Py_ssize_t count = _reduced_count(x, reduced)
@@ -1028,7 +1050,7 @@ cdef void _arg_rows_scalar(num_t* x, Py_ssize_t rows, Py_ssize_t n, int64_t* out
 
 
 cdef object _arg(object a, object axis, object out, bint keepdims, bint want_max):
-    cdef Array x = as_array(a, -1)
+    cdef Array x = widen(as_array(a, -1))      # (2-byte floats: same order in float32)
     cdef str name = "argmax" if want_max else "argmin"
     cdef int ax, d
     cdef Array rows

@@ -1,7 +1,8 @@
 // One elementwise kernel: out = F(x1, x2, ...) over any strides, broadcasting by stride 0.
 // The host fills: $narr (array operands, the output first), $rank, $params (the output and input
 // buffers, then scalar operands), $args (x_k: operand k read at p[k], or its scalar), $fdef (the
-// op as a macro F of its inputs), $out_t (the output's type).
+// op as a macro F of its inputs and STORE(i, v), the store of v at out[i]), $out_t (the output's
+// type).
 
 $fdef
 
@@ -13,7 +14,7 @@ __kernel void ew_strided($params, const layout_t L, const IDX n)
     if (i >= n) return;
     IDX p[$narr];
     STRIDED_OFFSETS($rank, $narr, L, i, p);
-    out[p[0]] = ($out_t)(F($args));
+    STORE(p[0], F($args));
 }
 
 // The flat fast path: every array operand is contiguous in one layout (p[k] = off[k] + i).
@@ -36,5 +37,5 @@ $vbody
 #endif
     if (i >= n) return;
     for (int k = 0; k < $narr; ++k) p[k] = L.off[k] + i;
-    out[p[0]] = ($out_t)(F($args));
+    STORE(p[0], F($args));
 }
