@@ -306,3 +306,15 @@ from autograd import profiler  # noqa: E402,F401
 
 # -- linear algebra (issue 13): torch.det, inverse, logdet, slogdet (also Tensor methods)
 from autograd.ops.factorizations import det, inverse, logdet, slogdet  # noqa: E402,F401
+
+# -- mixed precision (issue 13 item 6): torch.autocast, torch.amp, torch.cuda.amp -----------
+# isort: split
+from autograd import amp  # noqa: E402
+from autograd.amp import (  # noqa: E402
+    autocast,
+    get_autocast_dtype,
+    is_autocast_available,
+    is_autocast_enabled,
+)
+
+_sys.modules[__name__ + ".cuda.amp"] = amp

@@ -77,6 +77,10 @@ class Function:
     _n_out = 1               # number of outputs of forward
     _in_shapes = ()          # shape of each tensor argument (None for others), to check gradients
     _trusted = False         # built-in ops: backward returns gradients of the right shape
+    # what an autocast region does to the op's floating-point tensor arguments: "lower" (cast to
+    # the region's dtype: matmul, convolution), "float32" (losses), "float32_gpu" (float32 on the
+    # GPU only: softmax, norms, sums), None (run in the arguments' own dtypes); autograd.amp
+    autocast_policy = None
 
     def __init__(self, *args, **kwargs):
         pass
@@ -162,6 +166,8 @@ class Function:
         the node so backward reaches the arguments. Returns forward's result."""
         if _tracer is not None:
             return _tracer(cls, args, kwargs)
+        if _autocast is not None and cls.autocast_policy is not None:
+            args = _autocast(cls.autocast_policy, args)
         ctx = _new(cls)
         if not _state.enabled:
             ctx.needs_input_grad = _no_needs(len(args))
@@ -329,6 +335,21 @@ def set_tracer(tracer):
     global _tracer
     prev = _tracer
     _tracer = tracer
+    return prev
+
+
+# The autocast hook: while an autograd.autocast region is active, autograd.amp sets it to
+# cast(policy, args), which returns args with floating tensors cast by the op's policy. None
+# otherwise: the cost is one global lookup per op.
+_autocast = None
+
+
+def set_autocast_hook(hook):
+    """Install hook (or None) as the cast every Function with an autocast_policy applies to its
+    arguments; returns the previous one."""
+    global _autocast
+    prev = _autocast
+    _autocast = hook
     return prev
 
 

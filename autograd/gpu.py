@@ -15,6 +15,7 @@ DistributedDataParallel: one process per GPU.
 import importlib
 
 import carray
+from autograd import amp  # noqa: F401  (autograd.cuda.amp, as torch.cuda.amp)
 from autograd.factories import get_rng_state as _get_global_state
 from autograd.factories import manual_seed as _seed_global
 from autograd.factories import set_rng_state as _set_global_state

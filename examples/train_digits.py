@@ -91,6 +91,9 @@ def train(args):
     model = net = make_model(args.model).to(device)
     optimizer = autograd.optim.Adam(model.parameters(), lr=args.lr)
     loss_fn = nn.CrossEntropyLoss()
+    # --amp: mixed precision as PyTorch programs write it (float16 matmul/conv on the GPU,
+    # bfloat16 on the CPU; the loss scaled so small float16 gradients survive)
+    scaler = autograd.amp.GradScaler(device, enabled=args.amp)
     shuffling = autograd.Generator().manual_seed(args.seed)
     loader = DataLoader(TensorDataset(train_x, train_y), batch_size=args.batch_size, shuffle=True,
                         generator=shuffling)
@@ -120,11 +123,13 @@ def train(args):
         total_loss = correct = seen = 0
         start = time.perf_counter()
         for step, (x, y) in enumerate(loader, 1):
-            logits = model(x)
-            loss = loss_fn(logits, y)
+            with autograd.autocast(device, enabled=args.amp):
+                logits = model(x)
+                loss = loss_fn(logits, y)
             optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
             n = y.shape[0]
             total_loss += loss.item() * n
             correct += int((logits.argmax(dim=1) == y).sum().item())
@@ -220,6 +225,8 @@ def parse_args(argv=None):
     p.add_argument("--lr", type=float, default=None,
                    help="Adam learning rate (default: 0.01 for the cnn, 0.005 for the mlp)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--amp", action="store_true",
+                   help="mixed precision: autocast + GradScaler (float16 on the GPU)")
     p.add_argument("--save", default=None, help="where to save the model (default: a temp file)")
     p.add_argument("--checkpoint", default=None, metavar="PATH",
                    help="save a checkpoint to PATH after every epoch")

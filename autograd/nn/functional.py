@@ -20,6 +20,7 @@ import warnings
 
 import carray
 from autograd import factories
+from autograd import function as _function
 from autograd._defaults import is_floating, scalar_type_name
 from autograd.ops import Cat, Index, Mul, Pad, Relu, Where
 from autograd.ops import log_softmax as _log_softmax
@@ -128,7 +129,9 @@ def linear(input, weight, bias=None):
     if len(xs) == 0 or len(ws) == 0:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
                            f"{len(xs)}D and {len(ws)}D")
-    if input.dtype != weight.dtype or bias is not None and bias.dtype != input.dtype:
+    # (inside an autocast region Addmm casts the operands to one dtype first)
+    if _function._autocast is None and (input.dtype != weight.dtype or bias is not None
+                                        and bias.dtype != input.dtype):
         other = weight.dtype if input.dtype != weight.dtype else bias.dtype
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{scalar_type_name(input.dtype).lower()} != "

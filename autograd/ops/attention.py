@@ -57,6 +57,8 @@ class MaskedSoftmax(Builtin):
     Used by the create_graph backward of ScaledDotProductAttention (its backward is made of
     differentiable ops, so gradients of any order work)."""
 
+    autocast_policy = "float32_gpu"
+
     @staticmethod
     def forward(ctx, s):
         out = wrap(_masked_softmax(s.array.copy()))
@@ -78,6 +80,8 @@ class ScaledDotProductAttention(Builtin):
     and dmask = ds for a float mask. Without a mask and dropout, on the OpenCL device, the
     memory-efficient kernels of carray.nn.attention run instead: they save the output and the
     log-sum-exp rows, not the L x S probabilities."""
+
+    autocast_policy = "float32"
 
     @staticmethod
     def forward(ctx, q, k, v, mask, causal, scale, dropout_p):

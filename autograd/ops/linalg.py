@@ -11,6 +11,8 @@ class MatMul(Builtin):
     """a @ b with NumPy's rules for 1-d operands and batch broadcasting;
     da = g @ b^T, db = a^T @ g, each summed back to its operand's shape."""
 
+    autocast_policy = "lower"
+
     @staticmethod
     def forward(ctx, a, b):
         need = ctx.needs_input_grad

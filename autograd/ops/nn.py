@@ -47,6 +47,8 @@ class Addmm(Builtin):
     """y = x W^T + b over the last dim of x (any leading dims: addmm on the rows), b may be None;
     dx = g W, dW = g^T x and db = sum of g, both over all leading dims."""
 
+    autocast_policy = "lower"
+
     @staticmethod
     def forward(ctx, x, w, b):
         xd, wd = x.array, w.array
@@ -101,6 +103,8 @@ class Addmm(Builtin):
 class Convolution(Builtin):
     """y = conv2d(x, w) + b (carray.nn.conv2d);  dx = conv2d_grad_input(g, w),
     dw = conv2d_grad_weight(x, g), db = sum of g over (N, H, W)."""
+
+    autocast_policy = "lower"
 
     @staticmethod
     def forward(ctx, x, w, b, stride, padding, dilation):
@@ -485,6 +489,8 @@ class CrossEntropy(Builtin):
     ignored index and label smoothing (see the header comment);
     dx_ic = s_i (softmax(x)_ic a_i - B_ic), s_i the gradient of row i's loss."""
 
+    autocast_policy = "float32"
+
     @staticmethod
     def forward(ctx, x, tg, reduction, eps, target_shape):
         rows = _as_rows(x.array, 1)
@@ -540,6 +546,8 @@ class SoftmaxCrossEntropy(Builtin):
     where CrossEntropy's composition takes about twenty (and reads the targets' range to the
     host); dx_ic = s_i (softmax(x)_ic - [c == t_i]) for counted rows, 0 for ignored ones."""
 
+    autocast_policy = "float32"
+
     @staticmethod
     def forward(ctx, x, target, ignore_index, reduction, target_shape):
         t = target.reshape(-1)
@@ -577,6 +585,8 @@ class SoftmaxCrossEntropy(Builtin):
 class NllLoss(Builtin):
     """-w_{t_i} x[i, t_i] per row (x holds log-probabilities);  dx = -s_i B_ic."""
 
+    autocast_policy = "float32"
+
     @staticmethod
     def forward(ctx, x, tg, reduction, target_shape):
         rows = _as_rows(x.array, 1)
@@ -611,6 +621,8 @@ class BatchNormTrain(Builtin):
     dx = w / sqrt(var + eps) (g - mean(g) - xhat mean(g xhat)), dw = sum(g xhat), db = sum(g).
     running is None or (running_mean, running_var, momentum): updated in place in the same
     pass (carray.nn.batch_norm: two launches forward and two backward on the GPU)."""
+
+    autocast_policy = "float32"
 
     @staticmethod
     def forward(ctx, x, w, b, eps, running):

@@ -32,6 +32,8 @@ class NativeLayerNorm(Builtin):
     dx = rstd (gh - mean(gh) - xhat mean(gh xhat)) with gh = g w, dw = sum(g xhat), db = sum(g)
     over the leading dims."""
 
+    autocast_policy = "float32_gpu"
+
     @staticmethod
     def forward(ctx, x, k, w, b, eps):
         d = x.array
@@ -106,6 +108,8 @@ class NativeLayerNorm(Builtin):
 class RmsNorm(Builtin):
     """y = xhat w, xhat = x / sqrt(mean(x^2) + eps) over the last k dims;
     dx = rstd (gh - xhat mean(gh xhat)) with gh = g w, dw = sum(g xhat) over the leading dims."""
+
+    autocast_policy = "float32_gpu"
 
     @staticmethod
     def forward(ctx, x, k, w, eps):

@@ -41,6 +41,8 @@ def _expand_back(g, shape, dims, keepdim):
 class Sum(Builtin):
     """x.sum(dim, keepdim);  dx = g broadcast over the summed dims."""
 
+    autocast_policy = "float32_gpu"
+
     @staticmethod
     def forward(ctx, x, dim, keepdim, dtype):
         dims = norm_dims(dim, x.array.ndim)
@@ -115,6 +117,8 @@ class StdSqrt(Builtin):
 
 class Prod(Builtin):
     """x.prod(dim, keepdim);  dx_i = g * prod_{j != i} x_j (exact with zeros in x)."""
+
+    autocast_policy = "float32"
 
     @staticmethod
     def forward(ctx, x, dim, keepdim, dtype):
@@ -226,6 +230,8 @@ class MaxDim(Builtin):
 class LogSumExp(Builtin):
     """log(sum(exp(x), dim)) computed as m + log(sum(exp(x - m)));  dx = g * softmax(x)."""
 
+    autocast_policy = "float32_gpu"
+
     @staticmethod
     def forward(ctx, x, dim, keepdim):
         dims = norm_dims(dim, x.array.ndim)
@@ -260,6 +266,8 @@ def _fused(*arrays):
 class Softmax(Builtin):
     """exp(x - max) / sum(exp(x - max)) along dim;  dx = y * (g - sum(g * y, dim))."""
 
+    autocast_policy = "float32_gpu"
+
     @staticmethod
     def forward(ctx, x, dim):
         d = norm_dim(dim, x.array.ndim)
@@ -287,6 +295,8 @@ class Softmax(Builtin):
 
 class LogSoftmax(Builtin):
     """x - max - log(sum(exp(x - max))) along dim;  dx = g - exp(y) * sum(g, dim)."""
+
+    autocast_policy = "float32_gpu"
 
     @staticmethod
     def forward(ctx, x, dim):

@@ -23,6 +23,8 @@ class ThnnFusedLstmCell(Builtin):
     cell state c (B, H); see the formulas above (carray.nn.lstm_cell: one kernel on the GPU).
     Returns (h', c')."""
 
+    autocast_policy = "float32"
+
     @staticmethod
     def forward(ctx, gi, gh, c):
         h_new, c_new, act, tc = carray.nn.lstm_cell(gi.array, gh.array, c.array)
@@ -81,6 +83,8 @@ class LstmLayer(Builtin):
     biases included) with hidden weights w_hh (4H, H) from the state h0, c0 (B, H); reverse
     runs the steps from T - 1 down to 0 (a bidirectional layer's backward direction).
     carray.nn.lstm_layer and lstm_layer_grad: one kernel launch per step each way on the GPU."""
+
+    autocast_policy = "float32"
 
     @staticmethod
     def forward(ctx, gi, w_hh, h0, c0, reverse):
@@ -146,6 +150,8 @@ class ThnnFusedGruCell(Builtin):
     """One GRU step: h' of the input projection gi (B, 3H), the hidden projection gh (B, 3H)
     and the hidden state h (B, H); see the formulas above (carray.nn.gru_cell: one kernel on
     the GPU)."""
+
+    autocast_policy = "float32"
 
     @staticmethod
     def forward(ctx, gi, gh, h):

@@ -15,6 +15,8 @@ def _reverse_cumsum(g, d):
 class Cumsum(Builtin):
     """x.cumsum(dim) (in x's dtype: the caller casts);  dx = reverse cumsum of g along dim."""
 
+    autocast_policy = "float32_gpu"
+
     @staticmethod
     def forward(ctx, x, dim):
         a = x.array
@@ -30,6 +32,8 @@ class Cumprod(Builtin):
     """y = x.cumprod(dim);  dx_k = sum over i >= k of g_i * prod_{j <= i, j != k} x_j, exact
     with zeros: before a lane's first zero z it is revcumsum(g * y)_k / x_k; at z it is
     revcumsum(g * y')_z, y' the cumprod with x_z set to 1; after z it is 0."""
+
+    autocast_policy = "float32_gpu"
 
     @staticmethod
     def forward(ctx, x, dim):

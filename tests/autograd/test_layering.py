@@ -37,13 +37,13 @@ LAYERS = [
     ["autograd.gradcheck", "autograd.serialization", "autograd.nn", "autograd.optim",
      "autograd.utils", "autograd.datasets", "autograd.gpu", "autograd.accelerator",
      "autograd.backends", "autograd.linalg", "autograd.special", "autograd.onnx",
-     "autograd.distributed"],
+     "autograd.distributed", "autograd.amp"],
     ["autograd"],
 ]
 
 # the modules of each package (nn.functional, optim.sgd, ...) belong to the package's layer
 _SUBPACKAGES = ("autograd.nn", "autograd.optim", "autograd.utils", "autograd.datasets",
-                "autograd.backends", "autograd.onnx", "autograd.distributed")
+                "autograd.backends", "autograd.onnx", "autograd.distributed", "autograd.amp")
 
 
 # modules known under a second name (autograd/__init__.py puts autograd.gpu in sys.modules as

@@ -78,3 +78,32 @@ def test_resume_refuses_a_checkpoint_of_another_model(train_digits, tmp_path):
     with pytest.raises(SystemExit, match="mlp model, not of --model cnn"):
         train_digits.train(train_digits.parse_args(["--model", "cnn", "--epochs", "2",
                                                     "--resume", str(ck)]))
+
+
+# -- mixed precision (issue 13 item 6): --amp trains under autocast + GradScaler -------------
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_mixed_precision_cnn_reaches_the_float32_accuracy(train_digits, monkeypatch, tmp_path,
+                                                          device):
+    import autograd
+    if device == "gpu" and not autograd.cuda.is_available():
+        pytest.skip("no OpenCL device")
+    seen = []
+    make = train_digits.make_model
+
+    def recording(kind):     # the dtypes the first convolution computes in
+        model = make(kind)
+        model[0].register_forward_hook(lambda m, i, o: seen.append(o.dtype))
+        return model
+
+    monkeypatch.setattr(train_digits, "make_model", recording)
+    accuracy = {}
+    for amp in (False, True):
+        flags = ["--model", "cnn", "--epochs", "3", "--seed", "1", "--device", device,
+                 "--save", str(tmp_path / f"m{amp}.safetensors")] + (["--amp"] if amp else [])
+        seen.clear()
+        accuracy[amp] = train_digits.train(train_digits.parse_args(flags))
+        lower = autograd.float16 if device == "gpu" else autograd.bfloat16
+        assert (lower in seen) == amp     # training steps ran in the lower precision
+    assert accuracy[True] >= 0.90
+    assert abs(accuracy[True] - accuracy[False]) <= 0.02, accuracy
