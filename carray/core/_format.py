@@ -221,8 +221,9 @@ class _ComplexFormat:
     'j' before the imaginary part's padding."""
 
     def __init__(self, values, f32):
-        self.real = _FloatFormat([v.real for v in values], f32)
-        self.imag = _FloatFormat([v.imag for v in values], f32, plus=True)
+        small = _SMALL["float32"] if f32 else None     # complex64's parts print as float32
+        self.real = _FloatFormat([v.real for v in values], small)
+        self.imag = _FloatFormat([v.imag for v in values], small, plus=True)
 
     def __call__(self, x):
         i = self.imag(x.imag)
