@@ -47,8 +47,8 @@ _SUBPACKAGES = ("autograd.nn", "autograd.optim", "autograd.utils", "autograd.dat
 
 
 # modules known under a second name (autograd/__init__.py puts autograd.gpu in sys.modules as
-# autograd.cuda, as torch.cuda)
-_ALIASES = {"autograd.cuda": "autograd.gpu"}
+# autograd.cuda, as torch.cuda, and autograd.amp as autograd.cuda.amp)
+_ALIASES = {"autograd.cuda": "autograd.gpu", "autograd.cuda.amp": "autograd.amp"}
 
 
 def _layer_of(name):
