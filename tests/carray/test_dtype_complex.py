@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import carray as ca
-from tests.carray.conftest import ALL_DTYPES, on
+
+from conftest import ALL_DTYPES, on
 
 CPLX = ("complex64", "complex128")
 INF, NAN = math.inf, math.nan

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import carray as ca
-from tests.carray.conftest import on
+
+from conftest import on
 
 NORMS = ("backward", "ortho", "forward")
 
