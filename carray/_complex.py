@@ -21,7 +21,7 @@ from carray.core._array import (
     expand_dims,
 )
 from carray.ops import _ufunc as uf
-from carray.ops._creation import empty
+from carray.ops._creation import empty, ones
 
 _PART = {"complex64": "float32", "complex128": "float64"}
 _NOT_COMPLEX = ("floor_divide", "remainder", "fmod", "bitwise_and", "bitwise_or", "bitwise_xor",
@@ -157,9 +157,8 @@ def _power(x, y):
         w = complex(y.item())
         if w.imag == 0 and w.real == int(w.real) and abs(w.real) <= 100:
             n = int(w.real)
-            result = const(1, dt, x) if x.ndim == 0 else where(True, const(1, dt, x), x)
             if n == 0:
-                return uf.where(True, const(1, dt, x), x * 0) if x.ndim else result
+                return ones(x.shape, dtype=dt, device=x.device)
             base, k, acc = x, abs(n), None
             while k:
                 if k & 1:
@@ -325,8 +324,7 @@ def unary(name, x):
     if name == "square":
         return binary("multiply", x, x)
     if name == "reciprocal":
-        return binary("divide", const(1, dt, x) if x.ndim == 0 else
-                      where(True, const(1, dt, x), x), x)
+        return binary("divide", ones(x.shape, dtype=dt, device=x.device), x)
     if name == "sign":
         m = _abs(a, b)
         zero = uf.equal(m, 0)
@@ -490,7 +488,6 @@ def reduce(name, x, axis, keepdims):
 def arg(x, axis, keepdims, want_max):
     """argmax (want_max) or argmin of complex x in NumPy's lexicographic order: the first
     extreme, or the first element with a NaN part when there is one."""
-    from carray.ops._ufunc import argmax
     flat = axis is None
     if flat:
         x, axis = x.reshape(-1), 0
@@ -503,9 +500,9 @@ def arg(x, axis, keepdims, want_max):
     bi = uf.where(cand, b, worst)
     best = uf.logical_and(cand, uf.equal(bi, red(bi, axis=axis, keepdims=True)))
     nan = _has_nan(a, b)
-    idx = argmax(best.astype("int8"), axis=axis, keepdims=True)
+    idx = uf.argmax(best.astype("int8"), axis=axis, keepdims=True)
     idx = uf.where(uf.any(nan, axis=axis, keepdims=True),
-                   argmax(nan.astype("int8"), axis=axis, keepdims=True), idx)
+                   uf.argmax(nan.astype("int8"), axis=axis, keepdims=True), idx)
     if not keepdims:
         idx = idx.reshape(idx.shape[:axis] + idx.shape[axis + 1:]) if not flat else \
             idx.reshape(())
@@ -520,17 +517,16 @@ def _prod(x, axes, keepdims):
     y = moveaxis(x, list(axes), list(range(n - len(axes), n))) if axes else x
     keep_shape = tuple(x.shape[d] for d in rest)
     y = y.reshape(keep_shape + (-1,))
-    one = const(1, x.dtype, x)
     while y.shape[-1] > 1:
         m = y.shape[-1]
         if m % 2:
-            pad = where(True, one, y[..., :1])
+            pad = ones(keep_shape + (1,), dtype=x.dtype, device=x.device)
             from carray import concatenate
             y = concatenate([y, pad], axis=-1)
             m += 1
         y = binary("multiply", y[..., : m // 2], y[..., m // 2:])
     if y.shape[-1] == 0:
-        y = where(True, one, empty(keep_shape + (1,), dtype=x.dtype, device=x.device))
+        y = ones(keep_shape + (1,), dtype=x.dtype, device=x.device)
     r = y[..., 0]
     if keepdims:
         r = r.reshape(tuple(1 if d in axes else x.shape[d] for d in range(n)))
@@ -574,6 +570,7 @@ def scan(is_sum, x, ax):
     y = moveaxis(x, ax, -1).copy()
     n, step = y.shape[-1], 1
     while step < n:
-        y[..., step:] = binary("multiply", y[..., step:], y[..., : n - step].copy())
+        # (binary makes the product before the assignment: the overlapping read is safe)
+        y[..., step:] = binary("multiply", y[..., step:], y[..., : n - step])
         step *= 2
     return moveaxis(y, -1, ax).copy()

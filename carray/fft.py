@@ -10,7 +10,7 @@ float64 on the host. Real input: float32 gives complex64, float64 (and integers)
 
 import math
 
-from carray._complex import from_pairs, make, pairs
+from carray._complex import binary, from_pairs, make, pairs, unary
 from carray.core._array import Array, AxisError, asarray, moveaxis
 from carray.ops._creation import zeros
 from carray.ops._join import concatenate
@@ -23,19 +23,17 @@ _NORMS = (None, "backward", "ortho", "forward")
 
 # -- the core transform over the last axis ------------------------------------------------------
 
+def _cmul(x, y):
+    """The complex product of two arrays of one complex dtype (broadcast)."""
+    return binary("multiply", x, y)
+
+
 def _twiddles(values, dtype, like):
     """[exp(i t) for t in values] as a complex array of `dtype` on like's device."""
     part = "float32" if dtype == "complex64" else "float64"
     re = asarray([math.cos(t) for t in values], dtype=part, device=like.device)
     im = asarray([math.sin(t) for t in values], dtype=part, device=like.device)
     return make(re, im, dtype)
-
-
-def _mul(x, y):
-    """Complex product of two arrays of one complex dtype (broadcast)."""
-    a, b = pairs(x)[..., 0], pairs(x)[..., 1]
-    c, d = pairs(y)[..., 0], pairs(y)[..., 1]
-    return make(a * c - b * d, a * d + b * c, x.dtype)
 
 
 def _radix2(z, sign):
@@ -48,7 +46,7 @@ def _radix2(z, sign):
         length = x.shape[-2]
         even, odd = x[..., :half], x[..., half:]
         w = _twiddles([sign * math.pi * k / length for k in range(length)], z.dtype.name, z)
-        t = _mul(odd, w.reshape((length, 1)))
+        t = _cmul(odd, w.reshape((length, 1)))
         x = concatenate([even + t, even - t], axis=-2)
     return x.reshape(z.shape)
 
@@ -65,13 +63,13 @@ def _bluestein(z, sign):
         m *= 2
     angles = [sign * math.pi * ((k * k) % (2 * n)) / n for k in range(n)]
     chirp = _twiddles(angles, "complex128", z)
-    a = _mul(w, chirp)
+    a = _cmul(w, chirp)
     a = concatenate([a, zeros(a.shape[:-1] + (m - n,), dtype="complex128", device=z.device)],
                     axis=-1)
     b_angles = [-t for t in angles] + [0.0] * (m - 2 * n + 1) + [-t for t in angles[:0:-1]]
     fb = _radix2(_twiddles(b_angles, "complex128", z), -1)
-    conv = _radix2(_mul(_radix2(a, -1), fb), 1)[..., :n]
-    out = _mul(conv, chirp)
+    conv = _radix2(_cmul(_radix2(a, -1), fb), 1)[..., :n]
+    out = _cmul(conv, chirp)
     out = from_pairs(pairs(out) * (1.0 / m))
     return out.astype(dtype) if dtype != "complex128" else out
 
@@ -253,7 +251,7 @@ def irfft(x, /, *, n=None, axis=-1, norm="backward"):
     z = _resize_last(z, keep)
     tail = z[..., 1: n - keep + 1]
     if tail.shape[-1]:
-        tail = make(tail.real, -tail.imag, z.dtype)[..., ::-1]
+        tail = unary("conjugate", tail)[..., ::-1]
         z = concatenate([z, tail], axis=-1)
     out = _transform(z, 1).real * _scale(norm, n, True)
     return moveaxis(out, -1, axis)
@@ -300,14 +298,14 @@ def hfft(x, /, *, n=None, axis=-1, norm="backward"):
     (irfft of the conjugate with the norm's direction swapped, as NumPy)."""
     _check_norm(norm)
     x = _complex(_as_array(x, "hfft"))
-    return irfft(make(x.real, -x.imag, x.dtype), n=n, axis=axis, norm=_SWAP[norm])
+    return irfft(unary("conjugate", x), n=n, axis=axis, norm=_SWAP[norm])
 
 
 def ihfft(x, /, *, n=None, axis=-1, norm="backward"):
     """The inverse of hfft: the conjugate of rfft with the norm's direction swapped."""
     _check_norm(norm)
     r = rfft(x, n=n, axis=axis, norm=_SWAP[norm])
-    return make(r.real, -r.imag, r.dtype)
+    return unary("conjugate", r)
 
 
 # -- frequencies and shifts ---------------------------------------------------------------------

@@ -119,10 +119,9 @@ class autocast:
             _active.pop(self.device, None)
         _cache_on[0] = self._cache_enabled
         _depth[0] += 1
+        prev = _function.set_autocast_hook(_cast_args if _active else None)
         if _depth[0] == 1:
-            self._prev_hook = _function.set_autocast_hook(_cast_args if _active else None)
-        else:
-            _function.set_autocast_hook(_cast_args if _active else None)
+            self._outer_hook = prev      # restored when the outermost region ends
         return self
 
     def __exit__(self, *exc):
@@ -134,9 +133,8 @@ class autocast:
         _depth[0] -= 1
         if _depth[0] == 0:
             _cache.clear()
-            _function.set_autocast_hook(self._prev_hook)
-        else:
-            _function.set_autocast_hook(_cast_args if _active else None)
+        _function.set_autocast_hook(self._outer_hook if _depth[0] == 0 else
+                                    _cast_args if _active else None)
         return False
 
     def __call__(self, fn):

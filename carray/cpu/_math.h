@@ -8,6 +8,7 @@
  */
 #ifndef CARRAY_MATH_H
 #define CARRAY_MATH_H
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -151,8 +152,6 @@ static inline float carray_erff(float x) {
   float e;
   return carray_erf_expf(x, &e);
 }
-
-#include <math.h>
 
 static inline double carray_erfinv(double x) {
   /* erf's inverse: M. Giles' single-precision approximation ("Approximating the erfinv

@@ -12,7 +12,7 @@ Each entry point re-checks the shapes it indexes with before it releases the GIL
 """
 
 from cython.parallel cimport prange
-from libc.math cimport INFINITY, exp, log, sqrt
+from libc.math cimport INFINITY, exp, log
 from libc.stdlib cimport free, malloc
 
 from carray.core._array cimport Array, new_array

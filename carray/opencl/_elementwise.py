@@ -148,10 +148,16 @@ def _source(kind, code, nums, is_arr, rank, vec, expr):
         vbody = "\n".join(lines)
     return _cache.render("elementwise.cl", narr=narr, rank=rank, params=", ".join(params),
                          args=", ".join(args),
-                         fdef=f"{_half.HELPERS}{_half.H2D if _half.FLOAT64 in nums else ''}"
-                              f"\n#define F({fargs}) ({expr})\n"
+                         fdef=f"{_half_helpers(nums)}\n#define F({fargs}) ({expr})\n"
                               f"{_half.store_macro(nums[0], nums[1] if nin else nums[0])}",
                          out_t=CL[nums[0]], vec=vec, vbody=vbody)
+
+
+def _half_helpers(nums):
+    """The 2-byte float conversion helpers a kernel of these types needs ('' for none)."""
+    if not _half.any_half(nums):
+        return ""
+    return _half.HELPERS + (_half.H2D if _half.FLOAT64 in nums else "")
 
 
 _plans = _cache.PlanCache()     # launch key (op, types, layouts, offsets) -> _Plan

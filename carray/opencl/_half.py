@@ -3,7 +3,17 @@ bit operations, written with vstore_half_rte (float16) or round-to-nearest-even 
 (bfloat16). Only conversions (casts) touch them: ops compute in float32 (carray/ops/_half.py).
 """
 
-from carray.opencl._types import BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT32, INT64, UINT32, UINT64
+from carray.opencl._types import (
+    BFLOAT16,
+    CL_TYPES,
+    FLOAT16,
+    FLOAT32,
+    FLOAT64,
+    INT32,
+    INT64,
+    UINT32,
+    UINT64,
+)
 
 # bfloat16 from float: ties to even, NaN kept quiet. carray_odd makes a float rounded toward zero
 # "round to odd" (its last bit set when inexact), so that rounding it again to bfloat16's 8 bits
@@ -33,7 +43,7 @@ inline ushort carray_nan_h(uint sign, uint top) {
 #undef STORE
 """
 
-# float16 bits to double by bits (subnormals through vload's exact float)
+# float16 bits to double by bits (subnormals through an exact float product)
 H2D = """
 #ifndef CARRAY_H2D
 #define CARRAY_H2D
@@ -72,7 +82,6 @@ def load(num, buf, index, out_num=None):
 
 def store_macro(out_num, src_num):
     """#define STORE(i, v): write value v (of src_num's type) to out[i] of type out_num."""
-    from carray.opencl._types import CL_TYPES
     if out_num == FLOAT16:
         # vstore_half_rte rounds once (also from a double); NaNs keep NumPy's bits
         if src_num == FLOAT64:

@@ -5,25 +5,23 @@ Comparisons, predicates and arg-reductions keep their bool/int64 results."""
 
 import functools
 
-from carray.core._dtype import DTYPE_NAMES, as_dtype
+from carray.core._dtype import as_dtype
 
 _HALF = ("float16", "bfloat16")
 _F32 = as_dtype("float32")
 
 
-def is_half(dtype):
-    """True for float16 and bfloat16 (a dtype, a name or a type number)."""
-    if isinstance(dtype, int):
-        return DTYPE_NAMES[dtype] in _HALF
-    return as_dtype(dtype).name in _HALF
+def _half_of(x):
+    """The dtype of x when it is an array of a 2-byte float, else None."""
+    dt = getattr(x, "dtype", None)
+    if dt is not None and getattr(dt, "name", None) in _HALF and hasattr(x, "astype"):
+        return dt
+    return None
 
 
 def widen(x):
     """x as float32 when it is an array of a 2-byte float; anything else unchanged."""
-    dt = getattr(x, "dtype", None)
-    if dt is not None and dt.name in _HALF and hasattr(x, "astype"):
-        return x.astype(_F32)
-    return x
+    return x.astype(_F32) if _half_of(x) is not None else x
 
 
 def narrow(result, dtype):
@@ -36,16 +34,10 @@ def narrow(result, dtype):
     return result
 
 
-def via_float32(fn, dtype, *args, **kwargs):
-    """fn(*args, **kwargs) with every 2-byte float array argument widened to float32 and the
-    float32 result rounded back to `dtype`."""
-    return narrow(fn(*[widen(a) for a in args], **kwargs), dtype)
-
-
 def _half_dtype(values):
     for v in values:
-        dt = getattr(v, "dtype", None)
-        if dt is not None and getattr(dt, "name", None) in _HALF and hasattr(v, "astype"):
+        dt = _half_of(v)
+        if dt is not None:
             return dt
     return None
 
@@ -58,6 +50,5 @@ def accepting_half(fn):
         dt = _half_dtype(args) or _half_dtype(kwargs.values())
         if dt is None:
             return fn(*args, **kwargs)
-        return via_float32(lambda *a: fn(*a, **{k: widen(v) for k, v in kwargs.items()}), dt,
-                           *args)
+        return narrow(fn(*map(widen, args), **{k: widen(v) for k, v in kwargs.items()}), dt)
     return wrapper

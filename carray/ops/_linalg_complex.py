@@ -9,8 +9,10 @@ composed from array ops (so they run on every device). svd with vectors and eigh
 complex matrices raise TypeError (the real routines' dtype check).
 """
 
+import math
+
 import carray
-from carray._complex import make
+from carray._complex import make, unary
 
 
 def is_complex(*xs):
@@ -89,7 +91,7 @@ def _lu_pivots(a):
     h = a.astype("complex128")
     n = h.shape[-1]
     batch = h.shape[:-2]
-    h = carray.reshape(h, (_count(batch), n, n)).copy()
+    h = carray.reshape(h, (math.prod(batch), n, n)).copy()
     idx = carray.arange(n, device=a.device)
     swaps = carray.zeros(h.shape[:1], dtype="int64", device=a.device)
     pivots = []
@@ -131,13 +133,6 @@ def slogdet(a):
     return sign.astype(a.dtype), logabs.astype(part)
 
 
-def _count(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
-
-
 def _norm(x):
     """The 2-norm over the last axis, scaled by the largest |x_i| so it neither overflows nor
     underflows."""
@@ -150,7 +145,7 @@ def _norm(x):
 
 
 def _conj(x):
-    return make(x.real, -x.imag, x.dtype)
+    return unary("conjugate", x)
 
 
 def cholesky(a, upper):
@@ -163,7 +158,7 @@ def cholesky(a, upper):
         h = _conj(carray.matrix_transpose(h))
     n = h.shape[-1]
     batch = h.shape[:-2]
-    h = carray.reshape(h, (_count(batch), n, n))
+    h = carray.reshape(h, (math.prod(batch), n, n))
     low = carray.zeros(h.shape, dtype="complex128", device=a.device)
     for j in range(n):
         row = low[:, j, :j]
@@ -188,7 +183,7 @@ def qr(a, mode):
     m, n = h.shape[-2:]
     k = min(m, n)
     batch = h.shape[:-2]
-    r = carray.reshape(h, (_count(batch), m, n)).copy()
+    r = carray.reshape(h, (math.prod(batch), m, n)).copy()
     nb = r.shape[0]
     q = carray.broadcast_to(carray.eye(m, dtype="complex128", device=a.device), (nb, m, m)).copy()
     for j in range(k):

@@ -13,7 +13,7 @@ from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT32, INT64, dtype_of,
                                  kind_rank, promote_nums)
 from carray.core._strided cimport MAXDIMS
 from carray.core._dtype cimport is_complex_num
-from carray.core._dtype cimport dtype_of as _dtype_of, is_half_num
+from carray.core._dtype cimport is_half_num
 from carray.ops._half import narrow, widen
 from carray.cpu._gemm cimport float_matmul, int_matmul
 
@@ -83,7 +83,7 @@ def matmul(x1, x2, /, out=None):
     cdef Array c, o = None
     if is_half_num(promote_nums(a.dtype_num, b.dtype_num)):
         # in float32 (the float32 GEMM accumulates), rounded back once
-        r = narrow(matmul(widen(a), widen(b)), _dtype_of(promote_nums(a.dtype_num, b.dtype_num)))
+        r = narrow(matmul(widen(a), widen(b)), dtype_of(promote_nums(a.dtype_num, b.dtype_num)))
         if out is None:
             return r
         if not isinstance(out, Array):

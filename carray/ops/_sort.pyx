@@ -18,7 +18,7 @@ from carray.core._dtype cimport is_complex_num
 from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16,
                                  UINT32, UINT64, bool_t, itemsize_of, num_t, u8_t)
 from carray.core._strided cimport max_threads, region_enter, region_exit
-from carray.core._dtype cimport dtype_of as _dtype_of, is_half_num
+from carray.core._dtype cimport is_half_num
 from carray.ops._half import narrow, widen
 
 cdef enum:

@@ -1108,7 +1108,9 @@ cdef void _arg_rows_scalar(num_t* x, Py_ssize_t rows, Py_ssize_t n, int64_t* out
 
 
 cdef object _arg(object a, object axis, object out, bint keepdims, bint want_max):
-    cdef Array x = widen(as_array(a, -1))      # (2-byte floats: same order in float32)
+    cdef Array x = as_array(a, -1)
+    if is_half_num(x.dtype_num):                # the same order in float32
+        x = widen(x)
     cdef str name = "argmax" if want_max else "argmin"
     cdef int ax, d
     cdef Array rows
