@@ -64,6 +64,9 @@ __all__ = [
     # issue 14 item 4: optimizer updates of many parameters per launch
     "adam_step",
     "sgd_momentum_step",
+    # gradient clipping without a launch per gradient
+    "scale_all",
+    "total_norm",
     "softmax_cross_entropy",
     "softmax_cross_entropy_grad",
     # fused row kernels (h13)
@@ -741,6 +744,72 @@ def adam_step(params, grads, exp_avgs, exp_avg_sqs, steps, lr, beta1, beta2, eps
         _uf.add(denom, eps, out=denom)
         _uf.divide(m, denom, out=denom)
         _uf.subtract(p, _uf.multiply(denom, step_size, out=denom), out=p)
+
+
+def total_norm(arrays):
+    """The 2-norm of all the elements of arrays together (as if they were one vector), a 0-d
+    array of their dtype on their device: sqrt of the sum of every array's sum of squares. On
+    the device one launch per 16 arrays plus two for the total, whatever their number (gradient
+    clipping's norm without a launch per gradient).
+
+    arrays: a non-empty sequence of Arrays of one float dtype (float32 or float64), any shapes
+    and strides, all on one device. Raises ValueError for an empty sequence, TypeError for a
+    non-Array, RuntimeError for other dtypes, DeviceMismatchError for several devices."""
+    op = "total_norm"
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError(f"{op}(): expected at least one array, got none")
+    dt = _checked(arrays[0], "arrays[0]", op).dtype.name
+    arrays = [_checked(a, f"arrays[{k}]", op, dt) for k, a in enumerate(arrays)]
+    kern = _kernels(op, *arrays)
+    if kern is _nn:
+        squares = empty((len(arrays),), dtype=dt)
+        for k, a in enumerate(arrays):
+            _uf.sum(_uf.multiply(a, a), out=squares[k])
+        return _uf.sqrt(_uf.sum(squares))
+    arrays = [a if a.flags.c_contiguous else a.copy() for a in arrays]
+    rounds = -(-len(arrays) // kern.MAX_PARAMS)
+    partials = empty((rounds * kern.SUMSQ_GROUPS,), dtype=dt, device=arrays[0].device)
+    kern.sum_squares_partials(arrays, partials)
+    return _uf.sqrt(_uf.sum(partials))
+
+
+def scale_all(arrays, factor):
+    """Multiply every array of arrays in place by factor (a Python number, or a one-element
+    Array on their device, e.g. a clipping coefficient computed there, which is then never read
+    back to the host), as multiply(a, factor, out=a) does: one launch per 16 arrays on the
+    device.
+
+    arrays: C-contiguous, writeable Arrays of one float dtype on one device. Raises TypeError
+    for a non-Array, ValueError for a non-contiguous or read-only array or a factor of more than
+    one element, RuntimeError for other dtypes, DeviceMismatchError for several devices."""
+    op = "scale_all"
+    arrays = list(arrays)
+    if not arrays:
+        return
+    dt = _checked(arrays[0], "arrays[0]", op).dtype.name
+    for k, a in enumerate(arrays):
+        if not _checked(a, f"arrays[{k}]", op, dt).flags.c_contiguous:
+            raise ValueError(f"{op}(): arrays[{k}] must be C-contiguous (it is scaled in place)")
+        if not a.flags.writeable:
+            raise ValueError(f"{op}(): arrays[{k}] is read-only (it is scaled in place)")
+    if isinstance(factor, Array):
+        if factor.size != 1:
+            raise ValueError(f"{op}(): factor must have one element, got size "
+                             f"{_size(factor.shape)}")
+        kern = _kernels(op, *arrays, factor)
+        if factor.dtype.name != dt:
+            factor = factor.astype(dt)
+    else:
+        kern = _kernels(op, *arrays)
+        if kern is not _nn:
+            factor = _full((1,), float(factor), dtype=dt, device=arrays[0].device)
+    if kern is _nn:
+        for a in arrays:
+            _uf.multiply(a, factor if not isinstance(factor, Array) else factor.reshape(()),
+                         out=a)
+        return
+    kern.scale_all(arrays, factor.reshape((1,)))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
-"""Optimizer updates of many parameters in one launch (foreach.cl): plain SGD, SGD with momentum
-and Adam/AdamW, for carray.nn.sgd_step, sgd_momentum_step and adam_step.
+"""Updates of many arrays in one launch (foreach.cl): plain SGD, SGD with momentum and
+Adam/AdamW, for carray.nn.sgd_step, sgd_momentum_step and adam_step, and scaling by a device
+scalar (carray.nn.scale_all); and the sum of squares of many arrays (foreach_sumsq.cl) for
+carray.nn.total_norm. Gradient clipping is these two.
 
 One kernel is made per (update, dtype, parameter count, flags): each parameter contributes its
 arrays (buffer + offset each), its size and its own scalars (`per`), the launch shares the rest;
@@ -11,6 +13,7 @@ work items updating one element would race).
 from carray.opencl import _cache
 from carray.opencl._launch import launch
 from carray.opencl._layout import dense_operand, long_arg, pack_scalar
+from carray.opencl._runtime import runtime
 from carray.opencl._types import CL_TYPES, FLOAT64
 
 MAX_PARAMS = 16
@@ -60,8 +63,8 @@ def _run(name, arrays, per, shared, body, rows, shared_values, defines=""):
     for t, group in _rounds(rows):
         args = []
         for row in group:
-            for name, a in zip(arrays, row[:na]):      # all but g are written: contiguous
-                args += dense_operand(a) if name == "g" else [a._cl()[0], long_arg(a._cl()[1])]
+            for short, a in zip(arrays, row[:na]):     # all but g are written: contiguous
+                args += dense_operand(a) if short == "g" else [a._cl()[0], long_arg(a._cl()[1])]
             args.append(long_arg(row[0].size))
             args += [pack_scalar(t, v) for v in row[na:]]
         args += [pack_scalar(t, v) for v in shared_values]
@@ -147,3 +150,48 @@ def adam_step(params, grads, exp_avgs, exp_avg_sqs, step_sizes, bc2s, lr, beta1,
     _run("adam_step", ("p", "g", "m", "v"), ("step_size", "bc2"),
          ("keep", "decay", "w1", "w1c", "beta2", "w2", "eps"), _ADAM, rows,
          (1 - lr * weight_decay, weight_decay, w1, 1 - w1, beta2, 1 - beta2, eps), defines)
+
+
+def scale_all(arrays, factor):
+    """arrays[k] *= factor[0] in place (C-contiguous arrays of factor's dtype, factor a device
+    array of one element), up to MAX_PARAMS arrays a launch."""
+    _run("scale_all", ("p", "c"), (), (), "        p[e] = p[e] * c[0];",
+         [(a, factor) for a in arrays], ())
+
+
+SUMSQ_GROUPS = 64       # work groups of one sum-of-squares launch: its partial sums
+
+
+def _sumsq_kernel(t, n, group):
+    def source():
+        params = []
+        loops = []
+        for k in range(n):
+            params += [f"__global const T* restrict a{k}", f"const long ao{k}", f"const long n{k}"]
+            loops.append(f"    for (long i = gid; i < n{k}; i += stride) "
+                         f"{{ const T x = a{k}[ao{k} + i]; s += x * x; }}")
+        return _cache.render("foreach_sumsq.cl", t=CL_TYPES[t], n=n, group=group,
+                             kname="sum_squares", params=", ".join(params), body="\n".join(loops))
+    return _cache.kernel(("foreach_sumsq", t, n, group), "sum_squares", source, "long",
+                         t == FLOAT64)
+
+
+def sum_squares_partials(arrays, out):
+    """Partial sums of squares of the elements of arrays (C-contiguous, of out's dtype, at most
+    MAX_PARAMS * len(out) // SUMSQ_GROUPS of them) into out, SUMSQ_GROUPS per launch of up to
+    MAX_PARAMS arrays; the rest of out is set to 0. Their sum is the total sum of squares."""
+    group = 1 << (runtime().max_group.bit_length() - 1)      # a power of two for the tree
+    t = out.dtype.num
+    obuf, ooff = out._cl()[:2]
+    done = 0
+    for start in range(0, len(arrays), MAX_PARAMS):
+        chunk = arrays[start:start + MAX_PARAMS]
+        args = []
+        for a in chunk:
+            buf, off = a._cl()[:2]
+            args += [buf, long_arg(off), long_arg(a.size)]
+        args += [obuf, long_arg(ooff + done)]
+        launch(_sumsq_kernel(t, len(chunk), group), SUMSQ_GROUPS * group, args, group)
+        done += SUMSQ_GROUPS
+    if done < out.size:
+        out[done:] = 0

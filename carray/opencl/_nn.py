@@ -292,7 +292,15 @@ def softmax_nll_grad(probs, target, grad_output, count, ignore_index):
 # / RMS norm rows (_nn_norm.py), the LSTM/GRU cells and layers (_rnn.py)
 from carray.opencl._attention import attention, attention_grad  # noqa: E402, F401
 from carray.opencl._batchnorm import batch_norm, batch_norm_grad  # noqa: E402, F401
-from carray.opencl._foreach import adam_step, sgd_momentum_step, sgd_step  # noqa: E402, F401
+from carray.opencl._foreach import (  # noqa: E402, F401
+    MAX_PARAMS,
+    SUMSQ_GROUPS,
+    adam_step,
+    scale_all,
+    sgd_momentum_step,
+    sgd_step,
+    sum_squares_partials,
+)
 from carray.opencl._gelu import gelu, gelu_grad  # noqa: E402, F401
 from carray.opencl._nn_norm import (  # noqa: E402, F401
     layer_norm_grad_rows,

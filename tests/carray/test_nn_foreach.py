@@ -146,3 +146,79 @@ def test_bad_arguments(device):
     if device == "gpu":
         with pytest.raises(ca.DeviceMismatchError):
             nn.sgd_momentum_step([p], [p], [ca.zeros((3,))], 0.1, 0.9)
+
+
+# ---------------------------------------------------------------------------------------------
+# total_norm and scale_all: gradient clipping's norm and scaling in a few launches
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("count", [1, 16, 37])     # one launch, exactly one, three
+def test_total_norm_is_the_norm_of_everything(device, dtype, count):
+    _dev(device)
+    rng = np.random.default_rng(count)
+    shapes = [(3, 4), (0,), (), (300, 7), (1,), (2, 1, 5)]
+    xs = _arrays(rng, dtype, [shapes[k % len(shapes)] for k in range(count)])
+    arrays = _on(xs, device)
+    if count > 3:       # a transposed view and a strided slice among them
+        xs[3] = rng.standard_normal((7, 300)).astype(dtype)
+        arrays[3] = ca.array(xs[3]).to(device).T
+        xs[3] = xs[3].T
+        xs[4] = rng.standard_normal(20).astype(dtype)
+        arrays[4] = ca.array(xs[4]).to(device)[::3]
+        xs[4] = xs[4][::3]
+    got = nn.total_norm(arrays)
+    want = math.sqrt(sum(float((x.astype(np.float64) ** 2).sum()) for x in xs))
+    assert got.shape == () and got.dtype == ca.dtype(dtype) and got.device == device
+    np.testing.assert_allclose(float(got), want, rtol=2e-6 if dtype == "float32" else 1e-13)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_total_norm_of_zeros_and_of_an_infinity(device):
+    _dev(device)
+    assert float(nn.total_norm([ca.zeros((5,), device=device), ca.zeros((0,), device=device)])) == 0
+    x = ca.array(np.array([1.0, np.inf, 2.0], dtype=np.float32)).to(device)
+    assert float(nn.total_norm([ca.ones((3,), device=device), x])) == np.inf
+    y = ca.array(np.array([np.nan], dtype=np.float32)).to(device)
+    assert np.isnan(float(nn.total_norm([x, y])))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_scale_all_multiplies_in_place(device, dtype):
+    _dev(device)
+    rng = np.random.default_rng(5)
+    xs = _arrays(rng, dtype, SHAPES)
+    arrays = _on(xs, device)
+    factor = rng.standard_normal(()).astype(dtype)
+    nn.scale_all(arrays, ca.array(factor).to(device))
+    for got, x in zip(_back(arrays), xs):
+        np.testing.assert_array_equal(got, x * factor)      # multiply rounds once, as NumPy
+    nn.scale_all(arrays, 0.5)                               # a Python number
+    nn.scale_all(arrays, ca.array(np.array([2.0], dtype=np.float64)).to(device))  # cast, (1,)
+    for got, x in zip(_back(arrays), xs):
+        np.testing.assert_array_equal(got, x * factor * np.array(0.5, dtype) * 2)
+    nn.scale_all([], 3.0)                                   # nothing to do
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_total_norm_and_scale_all_bad_arguments(device):
+    _dev(device)
+    p = ca.ones((3,), device=device)
+    with pytest.raises(ValueError, match="at least one array"):
+        nn.total_norm([])
+    with pytest.raises(TypeError, match=r"arrays\[1\].*carray.Array"):
+        nn.total_norm([p, [1.0, 2.0]])
+    with pytest.raises(RuntimeError, match="must be float32 or float64, got int64"):
+        nn.total_norm([ca.ones((3,), dtype="int64", device=device)])
+    with pytest.raises(RuntimeError, match="has dtype float64"):
+        nn.total_norm([p, ca.ones((3,), dtype="float64", device=device)])
+    with pytest.raises(ValueError, match=r"arrays\[0\] must be C-contiguous"):
+        nn.scale_all([ca.ones((6,), device=device)[::2]], 2.0)
+    with pytest.raises(ValueError, match="factor must have one element"):
+        nn.scale_all([p], ca.ones((2,), device=device))
+    if device == "gpu":
+        with pytest.raises(ca.DeviceMismatchError):
+            nn.total_norm([p, ca.ones((3,))])
+        with pytest.raises(ca.DeviceMismatchError):
+            nn.scale_all([p], ca.ones(()))

@@ -41,16 +41,13 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     dtype = arrays[0].dtype
     if norm_type == 2.0 and all(a.device == device and a.dtype == dtype for a in arrays) \
             and dtype in (ca.float32, ca.float64):
-        # the sums of squares straight into one vector, one sqrt over it: the same norms as
-        # stacking each tensor's norm, without a launch per tensor for its sqrt and its copy
-        norms = ca.empty((len(arrays),), dtype=dtype, device=device)
-        for k, a in enumerate(arrays):
-            ca.sum(ca.multiply(a, a), out=norms[k])
-        ca.sqrt(norms, out=norms)
+        # every sum of squares and the total in a few launches, not several per tensor: the
+        # same norm as the norm of the tensors' norms
+        total = ca.nn.total_norm(arrays)
     else:
         norms = [_vector_norm(a, norm_type) for a in arrays]
         norms = ca.stack([n if n.device == device else n.to(device) for n in norms])
-    total = _vector_norm(norms, norm_type)
+        total = _vector_norm(norms, norm_type)
     if error_if_nonfinite and not bool(ca.isfinite(total)):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from "
                            "`parameters` is non-finite, so it cannot be clipped. To disable "
@@ -67,15 +64,20 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     norm = total_norm.array if isinstance(total_norm, Tensor) else \
         ca.asarray(float(total_norm), dtype=ca.float32)
     coef = ca.minimum(ca.divide(float(max_norm), ca.add(norm, 1e-6)), 1.0)
-    coefs = {}      # coef on each gradient's device and in its dtype, made once
+    groups = {}     # the gradients of one device and dtype, scaled together
     for g in grads:
-        a = g.array
-        c = coefs.get((a.device, a.dtype))
-        if c is None:
-            c = coef if coef.device == a.device else coef.to(a.device)
-            c = coefs[(a.device, a.dtype)] = c if c.dtype == a.dtype else c.astype(a.dtype)
-        ca.multiply(a, c, out=a)
-        g._vc[0] += 1
+        groups.setdefault((g.array.device, g.array.dtype), []).append(g)
+    for (device, dtype), group in groups.items():
+        c = coef if coef.device == device else coef.to(device)
+        c = c if c.dtype == dtype else c.astype(dtype)
+        arrays = [g.array for g in group]
+        if dtype in (ca.float32, ca.float64) and all(a.flags.c_contiguous for a in arrays):
+            ca.nn.scale_all(arrays, c)
+        else:
+            for a in arrays:
+                ca.multiply(a, c, out=a)
+        for g in group:
+            g._vc[0] += 1
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,
