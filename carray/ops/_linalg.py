@@ -267,17 +267,16 @@ def qr(a, mode="reduced"):
 # ---------------------------------------------------------------- eigh, svd
 
 def eigh(a, UPLO="L"):  # noqa: N803  (NumPy's name)
-    """Eigenvalues (ascending) and eigenvectors (the columns) of each symmetric matrix of
-    a (..., n, n), from its lower (UPLO="L") or upper ("U") triangle, by cyclic Jacobi.
-    LinAlgError for a non-square stack or when the iteration does not converge (NaN input)."""
+    """Eigenvalues (ascending) and eigenvectors (the columns) of each symmetric (or complex
+    Hermitian: real eigenvalues, unitary eigenvectors) matrix of a (..., n, n), from its lower
+    (UPLO="L") or upper ("U") triangle, by cyclic Jacobi (large real ones by QL). LinAlgError
+    for a non-square stack or when the iteration does not converge (NaN input)."""
     w, v = _eigh(a, UPLO, "eigh")
     return EighResult(w, v)
 
 
 def eigvalsh(a, UPLO="L"):  # noqa: N803
     """The eigenvalues (ascending) of each symmetric matrix of a (..., n, n); see eigh."""
-    if _lc.is_complex(a):
-        return _lc.eigvalsh(_square(a, "eigvalsh"), UPLO)
     return _eigh(a, UPLO, "eigvalsh")[0]
 
 
@@ -285,6 +284,8 @@ def _eigh(a, uplo, name):
     if uplo not in ("L", "U"):
         raise ValueError(f"{name}: UPLO argument must be 'L' or 'U' (got {uplo!r})")
     a = _square(a, name)
+    if _lc.is_complex(a):
+        return _lc.eigh(a, uplo, name)
     dt = _float_type(a.dtype)
     h = _host64(a.mT if uplo == "U" else a)
     B, n = h.shape[:2]
@@ -301,10 +302,14 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """The singular value decomposition a = U @ (S[..., None] * Vh) of each matrix of
     a (..., m, n), by one-sided Jacobi: S (..., k) descending, k = min(m, n); U (..., m, m) and
     Vh (..., n, n) with full_matrices, else (..., m, k) and (..., k, n); S alone without
-    compute_uv. (hermitian is accepted and ignored: the general path is as accurate.)
-    LinAlgError for fewer than 2 dims or when it does not converge (NaN or inf input)."""
+    compute_uv; complex a gives complex unitary U, Vh and real S. (hermitian is accepted and
+    ignored: the general path is as accurate.) LinAlgError for fewer than 2 dims or when it
+    does not converge (NaN or inf input)."""
     a = _asarray(a)
     _at_least_2d(a)
+    if _lc.is_complex(a):
+        out = _lc.svd(a, full_matrices, compute_uv)
+        return SVDResult(*out) if compute_uv else out
     dt = _float_type(a.dtype)
     m, n = a.shape[-2:]
     wide = m < n
@@ -374,8 +379,6 @@ def _svd_preconditioned(wt, k, L, rows):
 
 def svdvals(x, /):
     """The singular values (descending) of each matrix of x (..., m, n); see svd."""
-    if _lc.is_complex(x):
-        return _lc.svdvals(x)
     return svd(x, compute_uv=False)
 
 
@@ -488,6 +491,8 @@ def lstsq(a, b, rcond=None):
     if a.device != b.device:
         raise carray.DeviceMismatchError(f"lstsq: a is on {a.device} and b on {b.device}; "
                                          f"move one with .to()")
+    if _lc.is_complex(a, b):
+        return _lc.lstsq(a, b, rcond)
     dt = _float_type(a.dtype, b.dtype)
     eps = 2.220446049250313e-16 if dt == carray.float64 else 1.1920929e-07
     if rcond is None:
