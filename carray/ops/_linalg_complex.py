@@ -106,7 +106,8 @@ def _scale(h, mask=None):
     big = carray.max(m.reshape((B, -1)), axis=1, keepdims=True)
     ok = carray.logical_and(carray.isfinite(big), carray.greater(big, 0.0))
     scale = carray.where(ok, big, 1.0)
-    return carray.ascontiguousarray(carray.divide(h, scale.reshape((B, 1, 1)))), scale
+    d = scale.reshape((B, 1, 1))         # the parts divided apart: complex / real would take
+    return make(h.real / d, h.imag / d, h.dtype), scale    # 1 / scale (inf for a subnormal one)
 
 
 def eigh(a, uplo, name="eigh"):
