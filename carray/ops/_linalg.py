@@ -289,12 +289,15 @@ def _eigh(a, uplo, name):
     dt = _float_type(a.dtype)
     h = _host64(a.mT if uplo == "U" else a)
     B, n = h.shape[:2]
+    rows = carray.arange(n)
+    h, scale = _scaled(h, rows[:, None] >= rows[None, :])      # by the triangle read
     w = carray.empty((B, n), dtype=carray.float64)
     v = carray.empty((B, n, n), dtype=carray.float64)
     info = _info((B,))
     _k.eigh(h, w, v, info)
     if _failed(info):
         raise LinAlgError(f"{name}: Eigenvalues did not converge{_where(info)}")
+    w = carray.multiply(w, scale)
     return _back(w, a.shape[:-1], dt, a.device), _back(v, a.shape, dt, a.device)
 
 
@@ -332,14 +335,16 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
                      _back(Vh, batch + Vh.shape[1:], dt, a.device))
 
 
-def _scaled(h):
-    """h (B, r, c) (float64 on the host) divided per matrix by its largest |entry| when that is
-    finite and not 0, and the scales (B, 1): LAPACK scales the same way, so that the sums of
-    squares of entries near 1e300 (or 1e-300) neither overflow nor underflow."""
+def _scaled(h, mask=None):
+    """h (B, r, c) (float64 on the host) divided per matrix by its largest |entry| (among
+    mask's, if given) when that is finite and not 0, and the scales (B, 1): LAPACK scales the
+    same way, so that the sums of squares of entries near 1e300 (or 1e-300) neither overflow
+    nor underflow."""
     B = h.shape[0]
     if h.size == 0:
         return h, carray.ones((B, 1), dtype=carray.float64)
-    big = carray.max(carray.abs(h.reshape((B, -1))), axis=1, keepdims=True)
+    m = carray.abs(h) if mask is None else carray.where(mask, carray.abs(h), 0.0)
+    big = carray.max(m.reshape((B, -1)), axis=1, keepdims=True)
     ok = carray.logical_and(carray.isfinite(big), carray.greater(big, 0.0))
     scale = carray.where(ok, big, 1.0)
     return carray.divide(h, scale.reshape((B, 1, 1))), scale
