@@ -267,17 +267,16 @@ def qr(a, mode="reduced"):
 # ---------------------------------------------------------------- eigh, svd
 
 def eigh(a, UPLO="L"):  # noqa: N803  (NumPy's name)
-    """Eigenvalues (ascending) and eigenvectors (the columns) of each symmetric matrix of
-    a (..., n, n), from its lower (UPLO="L") or upper ("U") triangle, by cyclic Jacobi.
-    LinAlgError for a non-square stack or when the iteration does not converge (NaN input)."""
+    """Eigenvalues (ascending) and eigenvectors (the columns) of each symmetric (or complex
+    Hermitian: real eigenvalues, unitary eigenvectors) matrix of a (..., n, n), from its lower
+    (UPLO="L") or upper ("U") triangle, by cyclic Jacobi (large real ones by QL). LinAlgError
+    for a non-square stack or when the iteration does not converge (NaN input)."""
     w, v = _eigh(a, UPLO, "eigh")
     return EighResult(w, v)
 
 
 def eigvalsh(a, UPLO="L"):  # noqa: N803
     """The eigenvalues (ascending) of each symmetric matrix of a (..., n, n); see eigh."""
-    if _lc.is_complex(a):
-        return _lc.eigvalsh(_square(a, "eigvalsh"), UPLO)
     return _eigh(a, UPLO, "eigvalsh")[0]
 
 
@@ -285,15 +284,20 @@ def _eigh(a, uplo, name):
     if uplo not in ("L", "U"):
         raise ValueError(f"{name}: UPLO argument must be 'L' or 'U' (got {uplo!r})")
     a = _square(a, name)
+    if _lc.is_complex(a):
+        return _lc.eigh(a, uplo, name)
     dt = _float_type(a.dtype)
     h = _host64(a.mT if uplo == "U" else a)
     B, n = h.shape[:2]
+    rows = carray.arange(n)
+    h, scale = _scaled(h, rows[:, None] >= rows[None, :])      # by the triangle read
     w = carray.empty((B, n), dtype=carray.float64)
     v = carray.empty((B, n, n), dtype=carray.float64)
     info = _info((B,))
     _k.eigh(h, w, v, info)
     if _failed(info):
         raise LinAlgError(f"{name}: Eigenvalues did not converge{_where(info)}")
+    w = carray.multiply(w, scale)
     return _back(w, a.shape[:-1], dt, a.device), _back(v, a.shape, dt, a.device)
 
 
@@ -301,10 +305,14 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """The singular value decomposition a = U @ (S[..., None] * Vh) of each matrix of
     a (..., m, n), by one-sided Jacobi: S (..., k) descending, k = min(m, n); U (..., m, m) and
     Vh (..., n, n) with full_matrices, else (..., m, k) and (..., k, n); S alone without
-    compute_uv. (hermitian is accepted and ignored: the general path is as accurate.)
-    LinAlgError for fewer than 2 dims or when it does not converge (NaN or inf input)."""
+    compute_uv; complex a gives complex unitary U, Vh and real S. (hermitian is accepted and
+    ignored: the general path is as accurate.) LinAlgError for fewer than 2 dims or when it
+    does not converge (NaN or inf input)."""
     a = _asarray(a)
     _at_least_2d(a)
+    if _lc.is_complex(a):
+        out = _lc.svd(a, full_matrices, compute_uv)
+        return SVDResult(*out) if compute_uv else out
     dt = _float_type(a.dtype)
     m, n = a.shape[-2:]
     wide = m < n
@@ -327,14 +335,16 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
                      _back(Vh, batch + Vh.shape[1:], dt, a.device))
 
 
-def _scaled(h):
-    """h (B, r, c) (float64 on the host) divided per matrix by its largest |entry| when that is
-    finite and not 0, and the scales (B, 1): LAPACK scales the same way, so that the sums of
-    squares of entries near 1e300 (or 1e-300) neither overflow nor underflow."""
+def _scaled(h, mask=None):
+    """h (B, r, c) (float64 on the host) divided per matrix by its largest |entry| (among
+    mask's, if given) when that is finite and not 0, and the scales (B, 1): LAPACK scales the
+    same way, so that the sums of squares of entries near 1e300 (or 1e-300) neither overflow
+    nor underflow."""
     B = h.shape[0]
     if h.size == 0:
         return h, carray.ones((B, 1), dtype=carray.float64)
-    big = carray.max(carray.abs(h.reshape((B, -1))), axis=1, keepdims=True)
+    m = carray.abs(h) if mask is None else carray.where(mask, carray.abs(h), 0.0)
+    big = carray.max(m.reshape((B, -1)), axis=1, keepdims=True)
     ok = carray.logical_and(carray.isfinite(big), carray.greater(big, 0.0))
     scale = carray.where(ok, big, 1.0)
     return carray.divide(h, scale.reshape((B, 1, 1))), scale
@@ -374,8 +384,6 @@ def _svd_preconditioned(wt, k, L, rows):
 
 def svdvals(x, /):
     """The singular values (descending) of each matrix of x (..., m, n); see svd."""
-    if _lc.is_complex(x):
-        return _lc.svdvals(x)
     return svd(x, compute_uv=False)
 
 
@@ -488,6 +496,8 @@ def lstsq(a, b, rcond=None):
     if a.device != b.device:
         raise carray.DeviceMismatchError(f"lstsq: a is on {a.device} and b on {b.device}; "
                                          f"move one with .to()")
+    if _lc.is_complex(a, b):
+        return _lc.lstsq(a, b, rcond)
     dt = _float_type(a.dtype, b.dtype)
     eps = 2.220446049250313e-16 if dt == carray.float64 else 1.1920929e-07
     if rcond is None:

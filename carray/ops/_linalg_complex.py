@@ -1,18 +1,20 @@
-"""carray.linalg on complex64/complex128 matrices, built from the real routines and array ops.
+"""carray.linalg on complex64/complex128 matrices, built from the real routines, array ops and
+the complex C loops of carray.cpu._linalg_complex.
 
-A complex matrix A = X + iY acts like the real matrix [[X, -Y], [Y, X]] of twice the size (the
-embedding maps products, inverses and pseudo-inverses to those of A, and each singular value or
-Hermitian eigenvalue of A appears twice in it): inv, solve, pinv, matrix_rank, svdvals and
-eigvalsh use it. det and slogdet take a batched LU with partial pivoting in complex128, cholesky
-a column-by-column factorisation and qr LAPACK's Householder reflections (R as NumPy's), all
-composed from array ops (so they run on every device). svd with vectors and eigh with vectors of
-complex matrices raise TypeError (the real routines' dtype check).
+eigh, eigvalsh, svd and svdvals run carray.cpu._linalg_complex's Hermitian Jacobi and one-sided
+Jacobi on complex128 host copies (complex64 rounded back; on gpu the results are uploaded, as
+the real routines do). A complex matrix A = X + iY acts like the real matrix [[X, -Y], [Y, X]]
+of twice the size (the embedding maps products, inverses and pseudo-inverses to those of A):
+inv, solve and pinv use it. det and slogdet take a batched LU with partial pivoting in
+complex128, cholesky a column-by-column factorisation and qr LAPACK's Householder reflections
+(R as NumPy's), all composed from array ops (so they run on every device); lstsq uses svd.
 """
 
 import math
 
 import carray
 from carray._complex import make, unary
+from carray.cpu import _linalg_complex as _kc
 
 
 def is_complex(*xs):
@@ -67,22 +69,144 @@ def pinv(a, **kw):
     return _unembed(real_pinv(_embed(a), **kw), n, m, a.dtype)
 
 
-def svdvals(a):
-    """The singular values (descending, real) of each complex matrix of a (..., m, n)."""
-    from carray.ops._linalg import svdvals as real_svdvals
-    return carray.ascontiguousarray(real_svdvals(_embed(a))[..., ::2])
+def _part(dtype):
+    """The real dtype of complex dtype's parts."""
+    return carray.float32 if dtype == carray.complex64 else carray.float64
+
+
+def _host128(a):
+    """A fresh C-contiguous complex128 host copy of a, reshaped to (batch, m, n): the C loops
+    work in place on it."""
+    if a.device != "cpu":
+        a = a.to("cpu")
+    h = carray.empty(a.shape, dtype=carray.complex128)
+    h[...] = a
+    m, n = a.shape[-2:]
+    return h.reshape((math.prod(a.shape[:-2]), m, n))
+
+
+def _back(h, shape, dtype, device):
+    """A host result reshaped to shape, C-contiguous, in dtype, on device."""
+    h = carray.ascontiguousarray(h.reshape(shape))
+    if h.dtype != dtype:
+        h = h.astype(dtype)
+    return h if device == "cpu" else h.to(device)
+
+
+def _scale(h, mask=None):
+    """h (B, r, c) divided per matrix by its largest |entry| (among mask's, if given) when that
+    is finite and not 0, and the scales (B, 1), as carray.ops._linalg's _scaled: sums of squares
+    of entries near 1e300 (or 1e-300) then neither overflow nor underflow."""
+    B = h.shape[0]
+    if h.size == 0:
+        return h, carray.ones((B, 1), dtype=carray.float64)
+    m = carray.abs(h)
+    if mask is not None:
+        m = carray.where(mask, m, 0.0)
+    big = carray.max(m.reshape((B, -1)), axis=1, keepdims=True)
+    ok = carray.logical_and(carray.isfinite(big), carray.greater(big, 0.0))
+    scale = carray.where(ok, big, 1.0)
+    d = scale.reshape((B, 1, 1))         # the parts divided apart: complex / real would take
+    return make(h.real / d, h.imag / d, h.dtype), scale    # 1 / scale (inf for a subnormal one)
+
+
+def eigh(a, uplo, name="eigh"):
+    """(eigenvalues, eigenvectors) of each Hermitian matrix of complex a (..., n, n) from its
+    lower (uplo "L") or upper ("U") triangle, the diagonal's imaginary part ignored: eigenvalues
+    real and ascending, eigenvectors unitary columns. LinAlgError when Jacobi does not converge
+    (NaN or inf in the triangle read)."""
+    from carray.ops._linalg import LinAlgError, _failed, _info, _where
+    h = _host128(a)
+    B, n = h.shape[:2]
+    rows = carray.arange(n)
+    tri = rows[:, None] >= rows[None, :] if uplo == "L" else rows[:, None] <= rows[None, :]
+    h, scale = _scale(h, tri)
+    w = carray.empty((B, n), dtype=carray.float64)
+    v = carray.empty((B, n, n), dtype=carray.complex128)
+    info = _info((B,))
+    _kc.eigh(h, w, v, info, uplo == "L")
+    if _failed(info):
+        raise LinAlgError(f"{name}: Eigenvalues did not converge{_where(info)}")
+    w = carray.multiply(w, scale)
+    return (_back(w, a.shape[:-1], _part(a.dtype), a.device),
+            _back(v, a.shape, a.dtype, a.device))
 
 
 def eigvalsh(a, uplo):
     """The eigenvalues (ascending, real) of each Hermitian matrix of a, from one triangle."""
-    from carray.ops._linalg import eigvalsh as real_eigvalsh
-    n = a.shape[-1]
-    rows = carray.arange(n, device=a.device)
-    lower = rows[:, None] >= rows[None, :] if uplo == "L" else rows[:, None] <= rows[None, :]
-    tri = carray.where(lower, a, 0)
-    herm = tri + carray.conj(carray.matrix_transpose(tri))
-    herm = herm - make(carray.where(rows[:, None] == rows[None, :], tri.real, 0.0), 0.0, a.dtype)
-    return carray.ascontiguousarray(real_eigvalsh(_embed(herm))[..., ::2])
+    return eigh(a, uplo, "eigvalsh")[0]
+
+
+def svd(a, full_matrices, compute_uv):
+    """The SVD a = U @ (S[..., None] * Vh) of each complex matrix of a (..., m, n) by one-sided
+    Jacobi: S real, descending; U and Vh unitary ((m, m) and (n, n) with full_matrices, else
+    (m, k) and (k, n)); S alone without compute_uv. LinAlgError when Jacobi does not converge
+    (NaN or inf input)."""
+    from carray.ops._linalg import LinAlgError, _failed, _info, _where
+    m, n = a.shape[-2:]
+    wide = m < n
+    k, L = (m, n) if wide else (n, m)
+    rows = L if (full_matrices and compute_uv) else k
+    h, scale = _scale(_host128(a if wide else _conj(a.mT)))   # w (B, k, L): a or a^H
+    B = h.shape[0]
+    s = carray.empty((B, k), dtype=carray.float64)
+    gt = carray.empty((B, k, k), dtype=carray.complex128)
+    qo = carray.empty((B, rows, L), dtype=carray.complex128)
+    info = _info((B,))
+    _kc.svd(h, s, gt, qo, info)
+    if _failed(info):
+        raise LinAlgError(f"SVD did not converge{_where(info)}")
+    batch = a.shape[:-2]
+    S = _back(carray.multiply(s, scale), batch + (k,), _part(a.dtype), a.device)
+    if not compute_uv:
+        return S
+    # w = gt^H diag(s) qo: for a wide a (w = a) U = gt^H and Vh = qo; for a tall one (w = a^H)
+    # U = qo^H and Vh = gt
+    U, Vh = (_conj(gt.mT), qo) if wide else (_conj(qo.mT), gt)
+    return (_back(U, batch + U.shape[1:], a.dtype, a.device), S,
+            _back(Vh, batch + Vh.shape[1:], a.dtype, a.device))
+
+
+def svdvals(a):
+    """The singular values (descending, real) of each complex matrix of a (..., m, n)."""
+    return svd(a, False, False)
+
+
+def lstsq(a, b, rcond):
+    """numpy.linalg.lstsq for a complex a (m, n) or b ((m,) or (m, k)), validated by the caller:
+    (x, residuals, rank, s) by svd, x complex, residuals (sum |b - a x|^2 per column, when
+    rank == n < m, else empty) and s real."""
+    dt = _cdtype(a, b)
+    part = _part(dt)
+    eps = 2.220446049250313e-16 if part == carray.float64 else 1.1920929e-07
+    m, n = a.shape
+    if rcond is None:
+        rcond = max(m, n) * eps
+    elif rcond < 0:                 # LAPACK's gelsd: machine precision
+        rcond = eps
+    device = a.device
+    a128 = a.to("cpu").astype(carray.complex128)
+    b128 = b.to("cpu").astype(carray.complex128)
+    bm = b128.reshape((m, 1)) if b.ndim == 1 else b128
+    if min(m, n) == 0:
+        x = carray.zeros((n, bm.shape[1]), dtype=carray.complex128)
+        s = carray.zeros((0,), dtype=carray.float64)
+        rank = 0
+    else:
+        U, s, Vh = svd(a128, False, True)
+        big = s > rcond * float(carray.max(s))
+        rank = int(carray.sum(big))
+        sinv = carray.where(big, 1.0 / carray.where(big, s, 1.0), 0.0)
+        uhb = carray.matmul(_conj(U.mT), bm)
+        x = carray.matmul(_conj(Vh.mT), carray.expand_dims(sinv, -1) * uhb)
+    if rank == n and m > n:
+        resid = carray.sum(carray.abs(bm - carray.matmul(a128, x)) ** 2, axis=0)
+    else:
+        resid = carray.zeros((0,), dtype=carray.float64)
+    if b.ndim == 1:
+        x = x.reshape((n,))
+    return (_back(x, x.shape, dt, device), _back(resid, resid.shape, part, device), rank,
+            _back(s, s.shape, part, device))
 
 
 def _lu_pivots(a):

@@ -213,7 +213,8 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
     x = _float(_asarray(x))
     if axis is None:
         if ord is None:
-            out = carray.sqrt(carray.sum(x * x))
+            m = carray.abs(x) if x.dtype.kind == "c" else x     # |z|^2, not z^2, for complex
+            out = carray.sqrt(carray.sum(m * m))
             return out.reshape((1,) * x.ndim) if keepdims else out
         if x.ndim == 1:
             axis = (0,)

@@ -462,3 +462,19 @@ def test_svd_of_extreme_magnitudes(x):
     np.testing.assert_allclose(s, want, rtol=1e-10, atol=want[0] * 1e-14)
     u, s2, vh = (np.asarray(a) for a in ca.linalg.svd(ca.asarray(x), full_matrices=False))
     np.testing.assert_allclose((u * s2) @ vh, x, rtol=1e-10, atol=want[0] * 1e-13)
+
+
+@pytest.mark.parametrize("n", [4, 40])
+@pytest.mark.parametrize("scale", [1e300, 1e-300])
+def test_eigh_of_extreme_magnitudes(device, n, scale):
+    """Entries near the ends of float64's range: the triangle read is scaled first (Jacobi's
+    sum of squares overflowed at 1e300); the other triangle's garbage does not set the scale."""
+    a = rand((n, n))
+    a = (a + a.T) * scale
+    junk = a.copy()
+    junk[0, n - 1] = 1e308
+    w, v = la.eigh(on(junk, device))
+    want = np.linalg.eigvalsh(a)
+    np.testing.assert_allclose(to_numpy(w), want, rtol=1e-12, atol=np.abs(want).max() * 1e-13)
+    vn = to_numpy(v)
+    _check_orthonormal_columns(vn, "float64")
