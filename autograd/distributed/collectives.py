@@ -70,20 +70,25 @@ def _mpi_op(MPI, op, dtype, fn):
 
 class _Host:
     """A tensor's values in host contiguous memory: the tensor's own memory when it is a
-    contiguous CPU tensor, else a copy; write_back() puts the buffer's values into the tensor."""
+    contiguous CPU tensor, else a copy (float32 for a 2-byte float tensor); write_back() puts
+    the buffer's values into the tensor."""
 
     def __init__(self, tensor, fn, name="tensor", read=True):
         if not isinstance(tensor, Tensor):
             raise TypeError(f"{fn}: {name} must be a Tensor, got {type(tensor).__name__}")
         self.tensor = tensor
         arr = tensor.array
-        self.direct = arr.device == "cpu" and arr.flags.c_contiguous
+        # MPI has no 2-byte float types: float16/bfloat16 travel (and are reduced) as float32,
+        # which holds them exactly, and are rounded back once in write_back
+        half = arr.dtype.name in ("float16", "bfloat16")
+        self.direct = arr.device == "cpu" and arr.flags.c_contiguous and not half
         if self.direct:
             self.array = arr
         elif read:
-            self.array = carray.ascontiguousarray(arr.to("cpu"))
+            host = arr.to("cpu")
+            self.array = host.astype("float32") if half else carray.ascontiguousarray(host)
         else:
-            self.array = carray.empty(arr.shape, dtype=arr.dtype)
+            self.array = carray.empty(arr.shape, dtype="float32" if half else arr.dtype)
         self.buffer = memoryview(self.array)
 
     def write_back(self):

@@ -97,6 +97,27 @@ for device in devices:
             assert src == prv
             check(t, every[prv], f"send/recv {what}")
 
+# 2-byte floats (carried as float32 through MPI): small integers, exact in both
+for device in devices:
+    for dtype in ("float16", "bfloat16"):
+        every = np.stack([values(r, "float32") for r in range(world)])
+        for op, ref in ((ReduceOp.SUM, every.sum(0)), (ReduceOp.MAX, every.max(0)),
+                        (ReduceOp.AVG, every.sum(0) / world)):
+            t = autograd.tensor(every[rank], device=device).to(getattr(autograd, dtype))
+            dist.all_reduce(t, op=op)
+            assert t.dtype == getattr(autograd, dtype), (t.dtype, dtype)
+            want = autograd.tensor(ref).to(getattr(autograd, dtype)).float().numpy()
+            check(t.float(), want, f"all_reduce {op} {device} {dtype}")
+        t = autograd.tensor(every[rank], device=device).to(getattr(autograd, dtype))
+        dist.broadcast(t, src=0)
+        check(t.float(), every[0], f"broadcast {device} {dtype}")
+        out = [autograd.zeros((3, 4), dtype=getattr(autograd, dtype), device=device)
+               for _ in range(world)]
+        dist.all_gather(out, autograd.tensor(every[rank], device=device).to(getattr(autograd,
+                                                                                      dtype)))
+        for r in range(world):
+            check(out[r].float(), every[r], f"all_gather {device} {dtype}")
+
 # empty tensors and 0-d tensors
 e = autograd.zeros((0, 3))
 dist.all_reduce(e)
