@@ -1,9 +1,9 @@
 """Build the carray Cython extensions.
 
-Every `carray/*/*.pyx` becomes one extension module (carray/core, ops, cpu). OpenMP is used when
-the compiler accepts `-fopenmp` (setup.py probes it); the build never uses -march=native or
--ffast-math, so one wheel runs on any CPU of its architecture. Set CARRAY_DEBUG_BUILD=1 to turn
-Cython's bounds checks and C debug info on.
+Every `carray/*/*.pyx` becomes one extension module (carray/core, ops, cpu, opencl). OpenMP is
+used when the compiler accepts `-fopenmp` (setup.py probes it); the build never uses
+-march=native or -ffast-math, so one wheel runs on any CPU of its architecture. Set
+CARRAY_DEBUG_BUILD=1 to turn Cython's bounds checks and C debug info on.
 """
 
 import glob

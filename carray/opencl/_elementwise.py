@@ -3,7 +3,7 @@ loops of carray/cpu/_kernels.pxi), keyed by the op table's enum members, and the
 kernels/elementwise.cl kernels."""
 
 from carray.opencl import _cache, _half, _layout
-from carray.opencl._launch import LAUNCH_LOCK, enqueue, launch, set_buffers, set_bytes
+from carray.opencl._launch import LAUNCH_LOCK, launch, submit
 from carray.opencl._runtime import runtime
 from carray.opencl._types import BOOL, CL_TYPES, FLOAT32, FLOAT64, INT32, INT64, UNSIGNED
 from carray.ops._optable import BinaryOp as B
@@ -213,9 +213,7 @@ def run(kind, code, t, out, inputs):
                     consts.append(i)
                     consts.append(_layout.pack_scalar(num, v))
             with LAUNCH_LOCK:
-                set_buffers(knl, bufs)
-                set_bytes(knl, consts)
-                enqueue(runtime().queue, knl, plan.gsize, plan.lsize)
+                submit(runtime().queue, knl, bufs, consts, plan.gsize, plan.lsize)
             return out
     return _run_planned(kind, code, t, out, inputs, None if key is None else tuple(key))
 

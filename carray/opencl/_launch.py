@@ -79,61 +79,73 @@ def _mark(queue, event):
         _wait(old)
 
 
-def _quiet_enqueuer():
-    """A function (queue, knl, gsize, lsize) -> bool that enqueues knl by calling OpenCL's
-    clEnqueueNDRangeKernel through ctypes without asking for an event (True when it was
-    enqueued), or None where that entry point cannot be found.
-
-    Why: pyopencl makes an Event for every launch, and on NVIDIA's driver creating and releasing
-    the event costs more than the launch itself (11.5 us a launch with it, 5.1 without, on an
-    H100); a training step makes hundreds of launches. The symbol is looked up through
-    pyopencl's own extension module, so it is the OpenCL library (ICD loader) pyopencl uses."""
+def _quiet_launcher():
+    """A function (queue, knl, bufs, vals, gsize, lsize) -> bool that sets knl's arguments and
+    enqueues it through carray.opencl._clcall (OpenCL's C entry points called directly, no
+    event made) and tells whether it was enqueued; None where those entry points cannot be had.
+    They are looked up through pyopencl's own extension module, so they are the OpenCL library
+    (ICD loader) pyopencl uses."""
     try:
         import ctypes
 
         from pyopencl import _cl
-        fn = ctypes.CDLL(_cl.__file__).clEnqueueNDRangeKernel
+
+        from carray.opencl import _clcall
+        lib = ctypes.CDLL(_cl.__file__)
+        _clcall.bind(ctypes.cast(lib.clSetKernelArg, ctypes.c_void_p).value,
+                     ctypes.cast(lib.clEnqueueNDRangeKernel, ctypes.c_void_p).value)
     except (ImportError, OSError, AttributeError):
         return None
-    vp, size_t = ctypes.c_void_p, ctypes.c_size_t
-    fn.restype = ctypes.c_int32
-    fn.argtypes = [vp, vp, ctypes.c_uint32, vp, vp, vp, ctypes.c_uint32, vp, vp]
-    sizes = {}      # (gsize, lsize) -> (dims, global, local) as C arrays, made once
+    call = _clcall.launch
 
-    def quiet(queue, knl, gsize, lsize):
-        s = sizes.get((gsize, lsize))
-        if s is None:
-            if len(sizes) >= 4096:
-                sizes.clear()
-            n = len(gsize)
-            s = sizes[(gsize, lsize)] = (n, (size_t * n)(*gsize),
-                                         None if lsize is None else (size_t * n)(*lsize))
-        return fn(queue.int_ptr, knl.int_ptr, s[0], None, s[1], s[2], 0, None, None) == 0
+    def quiet(queue, knl, bufs, vals, gsize, lsize):
+        return call(queue.int_ptr, knl.int_ptr, bufs, vals, gsize, lsize) == 0
     return quiet
 
 
+def _init():
+    """Import pyopencl's enqueue and look up the C launch path (first launch)."""
+    global _cl_enqueue, _quiet
+    from pyopencl._cl import enqueue_nd_range_kernel as _cl_enqueue
+    _quiet = _quiet_launcher()
+
+
 def enqueue(queue, knl, gsize, lsize):
-    """Enqueue knl (its arguments set); no wait list, no keyword handling; every launch goes
-    through here, which bounds the queue (see MAX_IN_FLIGHT). Launches whose event nobody needs
-    (all but every MARK_EVERY-th, while no profiler observes) go through _quiet_enqueuer's
-    event-less call; the others, and any launch the quiet call could not enqueue (so that the
-    error is pyopencl's own), through pyopencl._cl. pyopencl is imported on first use, as
-    everywhere in this package."""
-    global _cl_enqueue, _quiet, _since_mark
+    """Enqueue knl (its arguments set) through pyopencl._cl directly, keeping its event: no
+    wait list, no keyword handling. Every launch goes through here or submit, which bound the
+    queue (see MAX_IN_FLIGHT). pyopencl is imported on first use, as everywhere in this
+    package."""
+    global _since_mark
     if _cl_enqueue is None:
-        from pyopencl._cl import enqueue_nd_range_kernel as _cl_enqueue
-        _quiet = _quiet_enqueuer()
-    obs = _profiling.observer
-    _since_mark += 1
-    if obs is None and _since_mark < MARK_EVERY and _quiet is not None \
-            and _quiet(queue, knl, gsize, lsize):
-        return
+        _init()
     event = _cl_enqueue(queue, knl, gsize, lsize, None, None, False, False)
+    obs = _profiling.observer
     if obs is not None:
         obs.kernel(knl, event)
+    _since_mark += 1
     if _since_mark >= MARK_EVERY:
         _since_mark = 0
         _mark(queue, event)
+
+
+def submit(queue, knl, bufs, vals, gsize, lsize):
+    """Set knl's arguments (bufs: [index, buffer, ...], vals: [index, bytes, ...]) and enqueue
+    it over gsize / lsize; the caller holds LAUNCH_LOCK. Launches whose event nobody needs (all
+    but every MARK_EVERY-th, while no profiler observes) go through _quiet_launcher's C call;
+    the others, and any launch the C call could not enqueue (so that the error raised is
+    pyopencl's own), through pyopencl."""
+    global _since_mark
+    if _quiet is False:
+        _init()
+    if _since_mark + 1 < MARK_EVERY and _quiet is not None and _profiling.observer is None \
+            and _quiet(queue, knl, bufs, vals, gsize, lsize):
+        _since_mark += 1
+        return
+    if bufs:
+        set_buffers(knl, bufs)
+    if vals:
+        set_bytes(knl, vals)
+    enqueue(queue, knl, gsize, lsize)
 
 
 def launch(knl, items, args, group=None):
@@ -153,8 +165,4 @@ def launch(knl, items, args, group=None):
             bufs.append(i)
             bufs.append(a)
     with LAUNCH_LOCK:
-        if bufs:
-            set_buffers(knl, bufs)
-        if vals:
-            set_bytes(knl, vals)
-        enqueue(rt.queue, knl, (-(-items // g) * g,), (g,))
+        submit(rt.queue, knl, bufs, vals, (-(-items // g) * g,), (g,))

@@ -12,7 +12,7 @@ import struct
 
 import carray
 from carray.opencl import _cache, _reduce
-from carray.opencl._launch import LAUNCH_LOCK, enqueue, set_buffers, set_bytes
+from carray.opencl._launch import LAUNCH_LOCK, submit
 from carray.opencl._runtime import runtime
 from carray.opencl._types import BOOL, CL_TYPES, FLOAT32, FLOAT64, INT32
 
@@ -187,9 +187,8 @@ def matmul(a, b, c, a1, b1, batch):
         part = carray.empty(plan.part_shape, dtype=c.dtype, device="gpu")
         cbuf = part._cl()[0]
     with LAUNCH_LOCK:
-        set_buffers(knl, [0, cbuf, 1, ac[0], 2, bc[0]])
-        set_bytes(knl, plan.consts)
-        enqueue(runtime().queue, knl, plan.gsize, plan.lsize)
+        submit(runtime().queue, knl, [0, cbuf, 1, ac[0], 2, bc[0]], plan.consts, plan.gsize,
+               plan.lsize)
     if part is not None:
         _reduce.reduce(part, _reduce.R_SUM, (True, False, False), out=c)
     return c
@@ -257,9 +256,7 @@ def _matmul_planned(a, b, c, a1, b1, batch, key):
         nx, ny = tn // wn, tm // wm
         gsize, lsize = (-(-N // tn) * nx, -(-M // tm) * ny, launches), (nx, ny, 1)
         with LAUNCH_LOCK:
-            set_buffers(knl, [0, cbuf, 1, abuf, 2, bbuf])
-            set_bytes(knl, consts)
-            enqueue(rt.queue, knl, gsize, lsize)
+            submit(rt.queue, knl, [0, cbuf, 1, abuf, 2, bbuf], consts, gsize, lsize)
         if target is c and abuf is a._cl()[0] and bbuf is b._cl()[0] and \
                 (part is None or c._cl()[1] == 0):
             _plans.put(key, _Plan(knl, consts, gsize, lsize,

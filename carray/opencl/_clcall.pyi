@@ -1,0 +1,6 @@
+CL_INVALID_OPERATION: int
+CL_INVALID_WORK_DIMENSION: int
+
+def bind(set_arg: int, enqueue: int) -> None: ...
+def launch(queue: int, kernel: int, bufs: list, vals: list, gsize: tuple,
+           lsize: tuple | None) -> int: ...
