@@ -144,6 +144,8 @@ def main():
     ap.add_argument("--bucket-mb", type=float, default=25.0, help="DDP's bucket_cap_mb")
     ap.add_argument("--profile", metavar="FILE",
                     help="(autograd) rank 0 profiles 3 more steps and writes the table to FILE")
+    ap.add_argument("--profile-sort", default="self_cpu_time_total",
+                    help="the profile table's sort_by (e.g. self_device_time_total)")
     args = ap.parse_args()
     lib, nn, F, dist, DDP = load_lib(args.lib)
     distributed = int(os.environ.get("WORLD_SIZE", os.environ.get("PMI_SIZE", "1"))) > 1
@@ -203,7 +205,7 @@ def main():
             for _ in range(3):
                 step(False)
         if rank == 0:
-            table = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=40)
+            table = prof.key_averages().table(sort_by=args.profile_sort, row_limit=40)
             pathlib.Path(args.profile).write_text(table + "\n")
     if distributed:
         dist.barrier()
