@@ -68,10 +68,10 @@ def dot(a, b, /):
     if b.ndim <= 2:
         return _contract(a, b, dt)
     # (..., k) with (..., k, n): every row of a against every matrix of b
-    a2 = a.reshape((-1, a.shape[-1]))
+    k = a.shape[-1]
+    a2 = a.reshape((math.prod(a.shape[:-1]), k))
     bm = carray.moveaxis(b, -2, 0)                               # (k, ..., n)
-    k = bm.shape[0]
-    out = _contract(a2, bm.reshape((k, -1)), dt)
+    out = _contract(a2, bm.reshape((k, math.prod(bm.shape[1:]))), dt)
     return out.reshape(a.shape[:-1] + b.shape[:-2] + b.shape[-1:])
 
 
@@ -94,11 +94,12 @@ def inner(a, b, /):
     a, b = _operands("inner", a, b)
     if a.ndim == 0 or b.ndim == 0:
         return carray.multiply(a, b)
-    if a.shape[-1] != b.shape[-1]:
-        raise _not_aligned(a, b, a.ndim - 1, b.ndim - 1)
+    if a.shape[-1] != b.shape[-1]:       # NumPy's message names b with its last axis first
+        raise _not_aligned(a, carray.moveaxis(b, -1, 0), a.ndim - 1, 0)
     dt = carray.result_type(a.dtype, b.dtype)
     k = a.shape[-1]
-    out = _contract(a.reshape((-1, k)), b.reshape((-1, k)).mT, dt)
+    out = _contract(a.reshape((math.prod(a.shape[:-1]), k)),
+                    b.reshape((math.prod(b.shape[:-1]), k)).mT, dt)
     return out.reshape(a.shape[:-1] + b.shape[:-1])
 
 
@@ -297,7 +298,7 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     # repeated labels within an operand: diagonals
     terms = []
     for i, (lab, x) in enumerate(zip(labels, ops)):
-        x, lab = _diagonals(x, list(lab), i, len(ops) == 1)
+        x, lab = _diagonals(x, list(lab), i, len(ops) == 1 and rhs is not None)
         terms.append((x, lab))
     sizes = _sizes(terms, ops)
     x, lab = terms[0]
