@@ -1,10 +1,13 @@
 """The general (non-symmetric) eigenvalue problem behind carray.linalg.eig and eigvals, as C
-loops over complex128 host arrays (LAPACK's zgeev without balancing).
+loops over complex128 host arrays (LAPACK's zgeev; balancing scales, but does not permute).
 
 carray/ops/_linalg_eig.py promotes (real and complex64 input is solved in complex128 and rounded
 back), checks finiteness, scales each matrix by its largest |entry| and hands this entry point a
 C-contiguous complex128 array with the batch flattened into axis 0; it re-checks the shapes it
 indexes with, then runs the batch in parallel with the GIL released. Per matrix (row-major):
+  0. balancing (zgebal's scaling loop): A := D^-1 A D, D diagonal powers of 2, so that each
+     row and column have 2-norms within a factor 2 (badly scaled matrices keep their accuracy);
+     the eigenvectors are D v, normalised after
   1. Householder reduction to upper Hessenberg form H = Q^H A Q (zgehrd's reflectors:
      H_k = I - tau v v^H, beta real), Q accumulated when eigenvectors are wanted
   2. complex single-shift QR on H (zlahqr): Wilkinson shifts (the eigenvalue of the trailing
@@ -14,7 +17,7 @@ indexes with, then runs the batch in parallel with the GIL released. Per matrix 
      Schur factor T and on Z = Q G_1^H G_2^H ...
   3. eigenvectors (ztrevc): x_k solves (T - t_kk I) x = 0 with x_k = 1 by back-substitution
      (a divisor below eps |t_kk| replaced by it, for repeated or defective eigenvalues; the
-     partial solution rescaled when it grows past 1e100), v_k = Z x_k, normalised as zgeev:
+     partial solution rescaled when it grows past 1e100), v_k = D Z x_k, normalised as zgeev:
      unit 2-norm and the first largest |component| real and positive
 Eigenvalues come out in the order of T's diagonal (as LAPACK's). `info` is per matrix: 0, or -1
 when the QR iteration did not converge in 30 max(10, n) iterations.
@@ -51,6 +54,10 @@ cdef inline double _mod(z128 x) noexcept nogil:
     return hypot(x.real, x.imag)
 
 
+cdef inline double _sq(z128 x) noexcept nogil:
+    return x.real * x.real + x.imag * x.imag
+
+
 cdef inline z128 _conj(z128 x) noexcept nogil:
     return x.real - 1j * x.imag
 
@@ -65,6 +72,55 @@ cdef inline z128 _sqrt(z128 z) noexcept nogil:
         return t + 1j * (y / (2.0 * t))
     t = sqrt(0.5 * (r - x))
     return fabs(y) / (2.0 * t) + 1j * copysign(t, y)
+
+
+# ---------------------------------------------------------------- balancing
+
+cdef void _balance(z128* a, double* d, Py_ssize_t n) noexcept nogil:
+    # a := D^-1 a D with D = diag(d), powers of 2 (exact), chosen as zgebal's scaling loop (no
+    # permutations): column and row i scaled until their 2-norms (off the diagonal) are within a
+    # factor 2, while that shrinks c + r by 5 % at least
+    cdef Py_ssize_t i, j
+    cdef double c, r, g, f, sm
+    cdef bint noconv = True
+    cdef int sweeps = 0
+    for i in range(n):
+        d[i] = 1.0
+    while noconv and sweeps < 100:
+        noconv = False
+        sweeps += 1
+        for i in range(n):
+            c = 0.0
+            r = 0.0
+            for j in range(n):
+                if j != i:
+                    c += _sq(a[j * n + i])
+                    r += _sq(a[i * n + j])
+            c = sqrt(c)
+            r = sqrt(r)
+            if c == 0.0 or r == 0.0:
+                continue
+            g = r / 2.0
+            f = 1.0
+            sm = c + r
+            while c < g and d[i] * f < 1e150:
+                f *= 2.0
+                c *= 2.0
+                r /= 2.0
+                g /= 2.0
+            g = c / 2.0
+            while g >= r and d[i] * f > 1e-150:
+                f /= 2.0
+                c /= 2.0
+                g /= 2.0
+                r *= 2.0
+            if c + r >= 0.95 * sm:
+                continue
+            d[i] *= f
+            noconv = True
+            for j in range(n):
+                a[i * n + j] = a[i * n + j] / f
+                a[j * n + i] = a[j * n + i] * f
 
 
 # ---------------------------------------------------------------- Hessenberg reduction
@@ -152,7 +208,8 @@ cdef inline void _givens(z128 f, z128 g, double* c, z128* s, z128* r) noexcept n
         r[0] = ph * nrm
 
 
-cdef i64 _schur(z128* h, z128* z, z128* w, Py_ssize_t n, bint wantt) noexcept nogil:
+cdef i64 _schur(z128* h, z128* z, z128* w, Py_ssize_t n, bint wantt,
+                 double anorm) noexcept nogil:
     # h (n, n) upper Hessenberg -> eigenvalues w; with wantt h becomes the Schur factor T
     # (h = G T G^H with the rotations G applied to z's columns too)
     cdef Py_ssize_t hi = n - 1, l, k, i, j, istart, iend, top
@@ -167,7 +224,7 @@ cdef i64 _schur(z128* h, z128* z, z128* w, Py_ssize_t n, bint wantt) noexcept no
                 break
             tst = _abs1(h[(l - 1) * n + l - 1]) + _abs1(h[l * n + l])
             if tst == 0.0:
-                tst = 1.0                   # the matrix is scaled to a largest |entry| of 1
+                tst = anorm
             if sub <= EPS * tst:
                 break
             l -= 1
@@ -234,10 +291,10 @@ cdef i64 _schur(z128* h, z128* z, z128* w, Py_ssize_t n, bint wantt) noexcept no
 # ---------------------------------------------------------------- eigenvectors
 
 cdef void _vectors(z128* t, z128* z, z128* v, Py_ssize_t n, z128* x) noexcept nogil:
-    # v's columns := Z times the eigenvectors of the upper triangular t, normalised as zgeev's
-    cdef Py_ssize_t k, i, j, r, big
-    cdef double smin, m, nrm, best
-    cdef z128 tkk, d, acc, ph
+    # v's columns := Z times the eigenvectors of the upper triangular t (not normalised)
+    cdef Py_ssize_t k, i, j, r
+    cdef double smin, m
+    cdef z128 tkk, d, acc
     for k in range(n):
         tkk = t[k * n + k]
         smin = max(EPS * _abs1(tkk), SMLNUM)
@@ -255,14 +312,20 @@ cdef void _vectors(z128* t, z128* z, z128* v, Py_ssize_t n, z128* x) noexcept no
                     x[j] = x[j] / m
             for j in range(i):
                 x[j] = x[j] - t[j * n + i] * x[i]
-        nrm = 0.0
         for r in range(n):
             acc = 0.0
             for j in range(k + 1):
                 acc = acc + z[r * n + j] * x[j]
             v[r * n + k] = acc
-        # unit norm (scaled by the largest |component|: no overflow), then the first largest
-        # component made real and positive
+
+
+cdef void _normalise(z128* v, Py_ssize_t n) noexcept nogil:
+    # each column of v: unit 2-norm (scaled by its largest |component| first: no overflow), then
+    # its first largest component made real and positive, as zgeev's
+    cdef Py_ssize_t k, r, big
+    cdef double m, nrm, best
+    cdef z128 acc, ph
+    for k in range(n):
         m = 0.0
         for r in range(n):
             m = max(m, _abs1(v[r * n + k]))
@@ -289,14 +352,24 @@ cdef void _vectors(z128* t, z128* z, z128* v, Py_ssize_t n, z128* x) noexcept no
 
 
 cdef i64 _geev(z128* a, z128* w, z128* v, Py_ssize_t n, z128* work, bint wantv) noexcept nogil:
-    # a (n, n), destroyed. work: n n + 2 n complex
+    # a (n, n), destroyed. work: n n + 3 n complex
     cdef z128* z = work
     cdef z128* tmp = work + n * n
+    cdef double* d = <double*>(work + n * n + 2 * n)
+    cdef double anorm = 0.0
+    cdef Py_ssize_t i, j
     cdef i64 info
+    _balance(a, d, n)
+    for i in range(n * n):
+        anorm = max(anorm, _abs1(a[i]))
     _hessenberg(a, z, n, tmp, tmp + n, wantv)
-    info = _schur(a, z, w, n, wantv)
+    info = _schur(a, z, w, n, wantv, anorm if anorm > 0.0 else 1.0)
     if info == 0 and wantv:
         _vectors(a, z, v, n, tmp)
+        for i in range(n):                  # back to a's eigenvectors: D v
+            for j in range(n):
+                v[i * n + j] = v[i * n + j] * d[i]
+        _normalise(v, n)
     return info
 
 
@@ -319,7 +392,7 @@ def eig(Array a, Array w, Array v, Array info):
     cdef z128* pw = <z128*>w.data
     cdef z128* pv = <z128*>v.data if wantv else NULL
     cdef i64* pi = <i64*>info.data
-    cdef Py_ssize_t per = n * n + 2 * n + 1
+    cdef Py_ssize_t per = n * n + 3 * n + 1
     cdef z128* work = <z128*>malloc(B * per * sizeof(z128) + 16)
     if work == NULL:
         raise MemoryError()
