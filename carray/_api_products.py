@@ -231,13 +231,11 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     """Einstein summation as NumPy's: 'ij,jk->ik', implicit output (the indices that appear
     once, in alphabetical order, after the broadcast '...' axes), '...' broadcasting, repeated
     indices within an operand (diagonals; traces when summed), the interleaved form
-    einsum(a, [0, 1], b, [1, 2], [0, 2]); optimize, order and casting are accepted (the
-    contraction order is always left to right). ValueError for malformed subscripts, operand
-    counts or dims that do not match."""
+    einsum(a, [0, 1], b, [1, 2], [0, 2]), out= (an array of the result's shape, written);
+    optimize, order and casting are accepted (the contraction order is always left to right).
+    ValueError for malformed subscripts, operand counts or dims that do not match."""
     if not isinstance(subscripts, str):
         subscripts, operands = _interleaved((subscripts,) + operands)
-    if out is not None:
-        raise NotImplementedError("einsum: out= is not supported by carray")
     ops = _operands("einsum", *operands)
     if "->" in subscripts:
         lhs, _, rhs = subscripts.partition("->")
@@ -318,7 +316,14 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     shape = tuple(sizes.get(lb, 1) for lb in output)
     if tuple(x.shape) != shape:
         x = carray.broadcast_to(x, shape)
-    return x.astype(dt, copy=False)
+    x = x.astype(dt, copy=False)
+    if out is None:
+        return x
+    if not isinstance(out, carray.Array) or tuple(out.shape) != shape:
+        raise ValueError(f"einsum: out must be an array of the result's shape {shape} (got "
+                         f"{getattr(out, 'shape', type(out).__name__)})")
+    out[...] = x
+    return out
 
 
 def _labels(terms):

@@ -168,6 +168,16 @@ def test_einsum_dtypes(device, dtypes):
          np.einsum("ij,jk", a, b, dtype="float64", casting="unsafe"))
 
 
+def test_einsum_out(device):
+    a, b = rand((3, 4)), rand((4, 5))
+    out = on(np.zeros((3, 5)), device)
+    r = ca.einsum("ij,jk", on(a, device), on(b, device), out=out)
+    assert r is out
+    same(out, np.einsum("ij,jk", a, b))
+    with pytest.raises(ValueError, match="shape"):
+        ca.einsum("ij,jk", on(a, device), on(b, device), out=on(np.zeros(3), device))
+
+
 def test_einsum_interleaved(device):
     a, b = rand((3, 4)), rand((4, 5))
     same(ca.einsum(on(a, device), [0, 1], on(b, device), [1, 2], [0, 2]),
