@@ -53,11 +53,23 @@ def _contract(a, b, dt):
     return carray.matmul(a.astype(dt, copy=False), b.astype(dt, copy=False))
 
 
-def dot(a, b, /):
+def dot(a, b, out=None):
     """NumPy's dot: a * b when either is 0-d, the inner product of two 1-d arrays, the matrix
     product of 2-d ones, else the sum over a's last axis and b's second-to-last (b's only one
-    when 1-d), the result's shape a.shape[:-1] + b.shape[:-2] + b.shape[-1:]. ValueError
-    ('shapes ... not aligned') when those sizes differ."""
+    when 1-d), the result's shape a.shape[:-1] + b.shape[:-2] + b.shape[-1:]; written to out
+    (an array of that shape) when given. ValueError ('shapes ... not aligned') when those sizes
+    differ, or for an out of another shape."""
+    r = _dot(a, b)
+    if out is None:
+        return r
+    if not isinstance(out, carray.Array) or tuple(out.shape) != tuple(r.shape):
+        raise ValueError(f"dot: out must be an array of the result's shape {tuple(r.shape)} "
+                         f"(got {getattr(out, 'shape', type(out).__name__)})")
+    out[...] = r
+    return out
+
+
+def _dot(a, b):
     a, b = _operands("dot", a, b)
     if a.ndim == 0 or b.ndim == 0:
         return carray.multiply(a, b)

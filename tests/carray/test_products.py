@@ -89,6 +89,15 @@ def test_inner_vdot_outer_kron(device, sa, sb):
         same(ca.kron(view(a, device), view(b, device)), np.kron(a, b))
 
 
+def test_dot_out(device):
+    a, b = rand((3, 4)), rand((4, 2))
+    out = on(np.zeros((3, 2)), device)
+    assert ca.dot(on(a, device), on(b, device), out) is out
+    same(out, np.dot(a, b))
+    with pytest.raises(ValueError, match="shape"):
+        ca.dot(on(a, device), on(b, device), out=on(np.zeros((2, 3)), device))
+
+
 def test_vdot_conjugates_first_and_flattens(device):
     a, b = rand((2, 3), "complex64"), rand((3, 2), "complex64")
     same(ca.vdot(on(a, device), on(b, device)), np.vdot(a, b))
