@@ -19,6 +19,8 @@ indexes with, then runs the batch in parallel with the GIL released. Per matrix 
      (a divisor below eps |t_kk| replaced by it, for repeated or defective eigenvalues; the
      partial solution rescaled when it grows past 1e100), v_k = D Z x_k, normalised as zgeev:
      unit 2-norm and the first largest |component| real and positive
+  4. for real input (as dgeev's results): eigenvalues within 8 n eps |A| of the real axis made
+     real, with real vectors; the others made exact conjugate pairs, with conjugate vectors
 Eigenvalues come out in the order of T's diagonal (as LAPACK's). `info` is per matrix: 0, or -1
 when the QR iteration did not converge in 30 max(10, n) iterations.
 """
@@ -351,7 +353,56 @@ cdef void _normalise(z128* v, Py_ssize_t n) noexcept nogil:
         v[big * n + k] = v[big * n + k].real
 
 
-cdef i64 _geev(z128* a, z128* w, z128* v, Py_ssize_t n, z128* work, bint wantv) noexcept nogil:
+cdef void _real_pairs(z128* w, z128* v, Py_ssize_t n, bint wantv, double tol,
+                      double* used) noexcept nogil:
+    # for a real matrix, whose spectrum is closed under conjugation (as dgeev returns it): an
+    # eigenvalue within tol of the real axis is made real and its vector real (the real part of
+    # an eigenvector of a real eigenvalue of a real matrix is one; renormalised); any other is
+    # paired with the unpaired eigenvalue nearest its conjugate (nearer than itself), the pair
+    # averaged into exact conjugates and the second vector made the first's conjugate
+    cdef Py_ssize_t i, j, r, best
+    cdef double bd, dj, re, im, nrm
+    cdef z128 target
+    for i in range(n):
+        used[i] = 0.0
+    for i in range(n):
+        if used[i] != 0.0:
+            continue
+        used[i] = 1.0
+        if fabs(w[i].imag) <= tol:
+            w[i] = w[i].real
+            if wantv:
+                nrm = 0.0
+                for r in range(n):
+                    nrm += v[r * n + i].real * v[r * n + i].real
+                nrm = sqrt(nrm)
+                if nrm > 0.0:
+                    for r in range(n):
+                        v[r * n + i] = v[r * n + i].real / nrm
+            continue
+        target = _conj(w[i])
+        best = -1
+        bd = fabs(w[i].imag)
+        for j in range(i + 1, n):
+            if used[j] == 0.0:
+                dj = _mod(w[j] - target)
+                if dj < bd:
+                    bd = dj
+                    best = j
+        if best < 0:
+            continue
+        used[best] = 1.0
+        re = 0.5 * (w[i].real + w[best].real)
+        im = 0.5 * (w[i].imag - w[best].imag)
+        w[i] = re + 1j * im
+        w[best] = re - 1j * im
+        if wantv:
+            for r in range(n):
+                v[r * n + best] = _conj(v[r * n + i])
+
+
+cdef i64 _geev(z128* a, z128* w, z128* v, Py_ssize_t n, z128* work, bint wantv,
+                bint real) noexcept nogil:
     # a (n, n), destroyed. work: n n + 3 n complex
     cdef z128* z = work
     cdef z128* tmp = work + n * n
@@ -370,13 +421,17 @@ cdef i64 _geev(z128* a, z128* w, z128* v, Py_ssize_t n, z128* work, bint wantv) 
             for j in range(n):
                 v[i * n + j] = v[i * n + j] * d[i]
         _normalise(v, n)
+    if info == 0 and real:
+        _real_pairs(w, v, n, wantv, 8.0 * n * EPS * anorm, d)
     return info
 
 
-def eig(Array a, Array w, Array v, Array info):
+def eig(Array a, Array w, Array v, Array info, bint real):
     """Per matrix of a (B, n, n) complex128 (destroyed): eigenvalues w (B, n) complex128 in the
     order of the Schur form's diagonal and, when v is not None, eigenvectors v (B, n, n)
-    complex128 as unit-norm columns; info -1 where the QR iteration did not converge."""
+    complex128 as unit-norm columns; info -1 where the QR iteration did not converge. real:
+    a's entries are real, so real eigenvalues (and their vectors) are made exactly real and the
+    others exact conjugate pairs."""
     _check(a, 3, COMPLEX128, "a")
     _check(w, 2, COMPLEX128, "w")
     _check(info, 1, INT64, "info")
@@ -400,6 +455,6 @@ def eig(Array a, Array w, Array v, Array info):
     try:
         for b in prange(B, nogil=True, schedule="dynamic", num_threads=nt):
             pi[b] = _geev(pa + b * n * n, pw + b * n, (pv + b * n * n) if wantv else NULL, n,
-                          work + b * per, wantv)
+                          work + b * per, wantv, real)
     finally:
         free(work)

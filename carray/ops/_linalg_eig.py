@@ -3,7 +3,10 @@ matrices, by the complex Hessenberg QR of carray.cpu._linalg_eig on complex128 h
 
 Results are always complex, as the array API standard (2025.12) says: complex64 for float32 and
 complex64 input, complex128 otherwise (bool and integers promote as NumPy's, to float64).
-NumPy differs there: numpy.linalg.eig returns a real array when every eigenvalue is real.
+NumPy differs there: numpy.linalg.eig returns a real array when every eigenvalue is real. For
+real input the values are as NumPy's nonetheless: real eigenvalues have an imaginary part of
+exactly 0 and real eigenvectors, complex ones come in exact conjugate pairs with conjugate
+eigenvectors (so `w.real` where `all(w.imag == 0)` gives NumPy's real result).
 Eigenvalues come in the order of the Schur form's diagonal (as LAPACK's, though not the same
 order as NumPy's, which balances and runs the real double-shift QR on real input); eigenvectors
 are the columns, of unit 2-norm with their first largest component real and positive (zgeev's
@@ -48,7 +51,7 @@ def _eig(a, name, vectors):
     w = carray.empty((B, n), dtype=carray.complex128)
     v = carray.empty((B, n, n), dtype=carray.complex128) if vectors else None
     info = _info((B,))
-    _ke.eig(h, w, v, info)
+    _ke.eig(h, w, v, info, a.dtype.kind != "c")
     if _failed(info):
         raise LinAlgError(f"{name}: Eigenvalues did not converge{_where(info)}")
     w = carray.multiply(w, scale)

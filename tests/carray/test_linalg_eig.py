@@ -142,6 +142,28 @@ def test_eig_special_matrices(device, a, expect):
     assert np.all(np.isfinite(gv))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_eig_real_input_as_dgeev(device, dtype):
+    # real input: real eigenvalues exactly real with real vectors, the others exact conjugate
+    # pairs with conjugate vectors, as NumPy's (dgeev's) results
+    r = np.random.default_rng(11)
+    a = r.standard_normal((6, 7, 7)).astype(dtype)
+    w, v = la.eig(on(a, device))
+    gw, gv = to_numpy(w), to_numpy(v)
+    ew = np.linalg.eigvals(a)
+    for m in range(a.shape[0]):
+        real = gw[m].imag == 0
+        assert real.sum() == (ew[m].imag == 0).sum()
+        assert np.all(gv[m][:, real].imag == 0)
+        cplx = np.flatnonzero(~real)
+        for i in cplx:
+            j = cplx[np.argmin(np.abs(gw[m][cplx] - np.conj(gw[m][i])))]
+            assert gw[m][j] == np.conj(gw[m][i])
+            np.testing.assert_array_equal(gv[m][:, j], np.conj(gv[m][:, i]))
+    check_pairs(a.astype(np.float64), gw.astype(complex), gv.astype(complex), dtype)
+    np.testing.assert_array_equal(to_numpy(la.eigvals(on(a, device))), gw)
+
+
 def test_eig_badly_scaled(device):
     # D M D^-1 with D from 1e-6 to 1e6: balancing keeps M's eigenvalues accurate
     m = RNG.standard_normal((8, 8))
