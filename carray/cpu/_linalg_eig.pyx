@@ -129,8 +129,8 @@ cdef void _balance(z128* a, double* d, Py_ssize_t n) noexcept nogil:
 
 cdef void _hessenberg(z128* h, z128* q, Py_ssize_t n, z128* v, z128* s,
                       bint wantq) noexcept nogil:
-    # h := Q^H h Q upper Hessenberg (zeros stored below the subdiagonal); q := Q when wantq.
-    # v, s: n complex each
+    # h := Q^H h Q upper Hessenberg (zeros stored below the subdiagonal); q := Q^T (transposed:
+    # the QR sweeps then update rows of it, contiguous) when wantq. v, s: n complex each
     cdef Py_ssize_t k, i, j, m, r
     cdef double xnorm2, nrm, beta
     cdef z128 alpha, tau, scal, t
@@ -178,14 +178,16 @@ cdef void _hessenberg(z128* h, z128* q, Py_ssize_t n, z128* v, z128* s,
             t = t * tau
             for i in range(m):
                 h[r * n + k + 1 + i] = h[r * n + k + 1 + i] - t * _conj(v[i])
-        if wantq:
-            for r in range(n):
-                t = 0.0
-                for i in range(m):
-                    t = t + q[r * n + k + 1 + i] * v[i]
-                t = t * tau
-                for i in range(m):
-                    q[r * n + k + 1 + i] = q[r * n + k + 1 + i] - t * _conj(v[i])
+        if wantq:                           # q^T := (I - tau conj(v) v^T) q^T, by rows
+            for j in range(n):
+                s[j] = 0.0
+            for i in range(m):
+                for j in range(n):
+                    s[j] = s[j] + v[i] * q[(k + 1 + i) * n + j]
+            for i in range(m):
+                t = tau * _conj(v[i])
+                for j in range(n):
+                    q[(k + 1 + i) * n + j] = q[(k + 1 + i) * n + j] - t * s[j]
 
 
 # ---------------------------------------------------------------- shifted QR
@@ -213,7 +215,7 @@ cdef inline void _givens(z128 f, z128 g, double* c, z128* s, z128* r) noexcept n
 cdef i64 _schur(z128* h, z128* z, z128* w, Py_ssize_t n, bint wantt,
                  double anorm) noexcept nogil:
     # h (n, n) upper Hessenberg -> eigenvalues w; with wantt h becomes the Schur factor T
-    # (h = G T G^H with the rotations G applied to z's columns too)
+    # (h = G T G^H with the rotations G applied to the columns of z, stored transposed)
     cdef Py_ssize_t hi = n - 1, l, k, i, j, istart, iend, top
     cdef i64 its = 0, total = 0, itmax = 30 * max(10, n)
     cdef double sub, tst, c
@@ -281,44 +283,48 @@ cdef i64 _schur(z128* h, z128* z, z128* w, Py_ssize_t n, bint wantt,
                 y = h[i * n + k + 1]
                 h[i * n + k] = c * x + _conj(s) * y
                 h[i * n + k + 1] = c * y - s * x
-            if wantt:
+            if wantt:                       # z (stored transposed): columns k, k + 1
                 for i in range(n):
-                    x = z[i * n + k]
-                    y = z[i * n + k + 1]
-                    z[i * n + k] = c * x + _conj(s) * y
-                    z[i * n + k + 1] = c * y - s * x
+                    x = z[k * n + i]
+                    y = z[(k + 1) * n + i]
+                    z[k * n + i] = c * x + _conj(s) * y
+                    z[(k + 1) * n + i] = c * y - s * x
     return 0
 
 
 # ---------------------------------------------------------------- eigenvectors
 
-cdef void _vectors(z128* t, z128* z, z128* v, Py_ssize_t n, z128* x) noexcept nogil:
-    # v's columns := Z times the eigenvectors of the upper triangular t (not normalised)
+cdef void _vectors(z128* t, z128* zt, z128* v, Py_ssize_t n, z128* x) noexcept nogil:
+    # v's columns := Z times the eigenvectors of the upper triangular t (not normalised); zt is
+    # Z transposed. x: 2 n complex
     cdef Py_ssize_t k, i, j, r
     cdef double smin, m
     cdef z128 tkk, d, acc
+    cdef z128* col = x + n
     for k in range(n):
         tkk = t[k * n + k]
         smin = max(EPS * _abs1(tkk), SMLNUM)
         x[k] = 1.0
-        for i in range(k):
-            x[i] = -t[i * n + k]
-        for i in range(k - 1, -1, -1):
+        for i in range(k - 1, -1, -1):      # row i: (t_ii - t_kk) x_i = -sum_j>i t_ij x_j
+            acc = t[i * n + k]
+            for j in range(i + 1, k):
+                acc = acc + t[i * n + j] * x[j]
             d = t[i * n + i] - tkk
             if _abs1(d) < smin:
                 d = smin
-            x[i] = x[i] / d
+            x[i] = -acc / d
             m = _abs1(x[i])
-            if m > BIG:
-                for j in range(k + 1):
+            if m > BIG:                     # rescale the solution so far: no overflow
+                for j in range(i, k + 1):
                     x[j] = x[j] / m
-            for j in range(i):
-                x[j] = x[j] - t[j * n + i] * x[i]
         for r in range(n):
-            acc = 0.0
-            for j in range(k + 1):
-                acc = acc + z[r * n + j] * x[j]
-            v[r * n + k] = acc
+            col[r] = 0.0
+        for j in range(k + 1):
+            acc = x[j]
+            for r in range(n):
+                col[r] = col[r] + zt[j * n + r] * acc
+        for r in range(n):
+            v[r * n + k] = col[r]
 
 
 cdef void _normalise(z128* v, Py_ssize_t n) noexcept nogil:
@@ -403,7 +409,7 @@ cdef void _real_pairs(z128* w, z128* v, Py_ssize_t n, bint wantv, double tol,
 
 cdef i64 _geev(z128* a, z128* w, z128* v, Py_ssize_t n, z128* work, bint wantv,
                 bint real) noexcept nogil:
-    # a (n, n), destroyed. work: n n + 3 n complex
+    # a (n, n), destroyed. work: n n + 3 n complex (z: Q, then Z, transposed)
     cdef z128* z = work
     cdef z128* tmp = work + n * n
     cdef double* d = <double*>(work + n * n + 2 * n)
