@@ -189,6 +189,20 @@ from carray._api_complex import (  # noqa: E402
     isrealobj,
 )
 
+# isort: split
+# NumPy's product functions: dot, vdot, inner, outer, kron, cross, einsum, trace, diagonal
+from carray._api_products import (  # noqa: E402
+    cross,
+    diagonal,
+    dot,
+    einsum,
+    inner,
+    kron,
+    outer,
+    trace,
+    vdot,
+)
+
 __version__ = "0.1.0"
 
 

@@ -51,3 +51,8 @@ __all__ = ["EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult"
            "outer",
            "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "trace", "vecdot",
            "vector_norm"]
+
+# the general (non-symmetric) eigenvalue problem: eig and eigvals (always complex results)
+from carray.ops._linalg_eig import EigResult, eig, eigvals  # noqa: E402
+
+__all__ += ["EigResult", "eig", "eigvals"]
