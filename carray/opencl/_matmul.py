@@ -4,8 +4,10 @@ with CARRAY_OPENCL_GEMM="TM,TN,BK,WM,WN" (for tuning).
 
 float32 problems whose M, N, K are multiples of a fast tile (and whose offsets allow float4
 access) take matmul.cl's fast kernel: 8 x 8 per work item, float4 loads, double-buffered local
-tiles. CARRAY_OPENCL_GEMM with WM = WN = 8 sets its tile too; CARRAY_OPENCL_GEMM_FAST=0 turns it
-off, CARRAY_OPENCL_GEMM_PAD sets its local padding (4; a multiple of 4 floats)."""
+tiles; row-major operands and transposed views of row-major ones (x @ W.T of a linear layer,
+g.T @ x of its weight gradient) alike. CARRAY_OPENCL_GEMM with WM = WN = 8 sets its tile too;
+CARRAY_OPENCL_GEMM_FAST=0 turns it off, CARRAY_OPENCL_GEMM_PAD sets its local padding (4; a
+multiple of 4 floats)."""
 
 import os
 import struct
@@ -223,7 +225,7 @@ def _matmul_planned(a, b, c, a1, b1, batch, key):
             csa = csb = 1
         cbuf, coff = target._cl()[:2]
         t = c.dtype.num
-        fast = _fast_config(M, N, K, nbatch) if t == FLOAT32 and csa == csb == 1 else None
+        fast = _fast_config(M, N, K, nbatch) if t == FLOAT32 else None
         split = 0
         if fast and all(o % 4 == 0 for o in (aoff, boff, coff)) and \
                 max(aoff + max(sa * nbatch, M * K), boff + max(sb * nbatch, K * N),
@@ -245,8 +247,11 @@ def _matmul_planned(a, b, c, a1, b1, batch, key):
             cbuf, coff = part._cl()[0], 0
             sa, sb = split * csa, split * ldb
         if fast:
+            # a transposed operand (column step != 1, row step 1) is read from its stored
+            # matrix (A: K x M, B: N x K), whose row step is the column step
             fmt = "i"
-            ints = (split or K, lda, ldb, N, sa, sb, M * N, aoff, boff, coff)
+            ints = (split or K, csa if csa != 1 else lda, csb if csb != 1 else ldb, N, sa, sb,
+                    M * N, aoff, boff, coff)
         else:
             fmt = "q"
             ints = (M, N, K, lda, ldb, N, sa, sb, M * N, aoff, boff, coff, csa, csb, split)

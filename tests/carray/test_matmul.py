@@ -206,6 +206,23 @@ def test_layouts_medium(la, lb, device):
     check(ca.matmul(a, b), an, bn)
 
 
+@pytest.mark.parametrize("ta", [False, True])
+@pytest.mark.parametrize("tb", [False, True])
+@pytest.mark.parametrize("m, n, k", [(64, 64, 8), (128, 64, 40), (64, 128, 2048)])
+def test_tile_multiples_with_transposed_views(ta, tb, m, n, k, device):
+    """Sizes that the device's fast GEMM tiles divide, with either operand a transposed view (a
+    linear layer's x @ W.T and its g.T @ x), a view at an offset, and K long enough to split."""
+    rng = np.random.default_rng(m + n + k)
+    a = rng.standard_normal((k + 4, m) if ta else (m, k + 4)).astype(np.float32)
+    b = rng.standard_normal((n, k) if tb else (k, n)).astype(np.float32)
+    A = ca.asarray(a).to(device)
+    A = A[4:].T if ta else A[:, 4:]             # an offset of 4 (or 4 rows) into the buffer
+    an = a[4:].T if ta else a[:, 4:]
+    B = ca.asarray(b).to(device)
+    B, bn = (B.T, b.T) if tb else (B, b)
+    check(ca.matmul(A, B), an, bn)
+
+
 @pytest.mark.parametrize("form", ["row@mat", "mat@col", "vec@mat", "mat@vec", "vec@vec",
                                   "row@col"])
 @pytest.mark.parametrize("k", [1, 100, 1031])

@@ -92,6 +92,8 @@ void gemm(__global T* restrict C, __global const T* restrict A, __global const T
 // Tiles are loaded from global memory as float4 into registers one step ahead (prefetch) and
 // stored to the other half of double-buffered local memory: one barrier per BK step. As is kept
 // transposed (k-major) with rows padded by PAD floats against bank conflicts on its stores.
+// $ta / $tb: A / B is a transposed view (A stored K x M, B stored N x K, row steps lda / ldb):
+// its tile is then read as float4 along m / along k instead, and stored k-major the same way.
 
 #define PAD $pad
 #define LDA_T (TM + PAD)
@@ -110,33 +112,51 @@ void gemm(__global float* restrict C, __global const float* restrict A,
     const int tid = ty * NX + tx;
     const int m0 = get_group_id(1) * TM, n0 = get_group_id(0) * TN;
     const int bz = get_group_id(2);
+#if $ta
+    A += offa + bz * sa + m0;
+#else
     A += offa + bz * sa + m0 * lda;
+#endif
+#if $tb
+    B += offb + bz * sb + n0 * ldb;
+#else
     B += offb + bz * sb + n0;
+#endif
     C += offc + bz * sc + m0 * ldc + n0;
     float4 ra[NA], rb[NB];
     float4 acc[8][2];
     #pragma unroll
     for (int i = 0; i < 8; ++i) acc[i][0] = acc[i][1] = (float4)(0.0f);
 
-    // global -> registers: A tile (TM rows x BK columns) as float4 along k, B tile (BK rows x
-    // TN columns) as float4 along n; consecutive work items read consecutive float4s
-#define LOAD(k0) \
+    // global -> registers: A tile (TM rows x BK columns) as float4 along k (along m when $ta),
+    // B tile (BK rows x TN columns) as float4 along n (along k when $tb); consecutive work
+    // items read consecutive float4s
+#if $ta
+#define LOAD_A(k0) \
+    _Pragma("unroll") \
+    for (int l = 0; l < NA; ++l) { \
+        int e = tid + l * NT; \
+        if (NA * NT == TM * BK / 4 || e < TM * BK / 4) \
+            ra[l] = *(__global const float4*)(A + ((k0) + e / (TM / 4)) * lda + \
+                                              (e % (TM / 4)) * 4); \
+    }
+#define STORE_A(s) \
+    _Pragma("unroll") \
+    for (int l = 0; l < NA; ++l) { \
+        int e = tid + l * NT; \
+        if (NA * NT == TM * BK / 4 || e < TM * BK / 4) \
+            *(__local float4*)&As[s][e / (TM / 4)][(e % (TM / 4)) * 4] = ra[l]; \
+    }
+#else
+#define LOAD_A(k0) \
     _Pragma("unroll") \
     for (int l = 0; l < NA; ++l) { \
         int e = tid + l * NT; \
         if (NA * NT == TM * BK / 4 || e < TM * BK / 4) \
             ra[l] = *(__global const float4*)(A + (e / (BK / 4)) * lda + (k0) + \
                                               (e % (BK / 4)) * 4); \
-    } \
-    _Pragma("unroll") \
-    for (int l = 0; l < NB; ++l) { \
-        int e = tid + l * NT; \
-        if (NB * NT == BK * TN / 4 || e < BK * TN / 4) \
-            rb[l] = *(__global const float4*)(B + ((k0) + e / (TN / 4)) * ldb + \
-                                              (e % (TN / 4)) * 4); \
     }
-    // registers -> local half s
-#define STORE(s) \
+#define STORE_A(s) \
     _Pragma("unroll") \
     for (int l = 0; l < NA; ++l) { \
         int e = tid + l * NT; \
@@ -145,13 +165,48 @@ void gemm(__global float* restrict C, __global const float* restrict A,
             As[s][c][r] = ra[l].x; As[s][c + 1][r] = ra[l].y; \
             As[s][c + 2][r] = ra[l].z; As[s][c + 3][r] = ra[l].w; \
         } \
-    } \
+    }
+#endif
+#if $tb
+#define LOAD_B(k0) \
+    _Pragma("unroll") \
+    for (int l = 0; l < NB; ++l) { \
+        int e = tid + l * NT; \
+        if (NB * NT == BK * TN / 4 || e < BK * TN / 4) \
+            rb[l] = *(__global const float4*)(B + (e / (BK / 4)) * ldb + (k0) + \
+                                              (e % (BK / 4)) * 4); \
+    }
+#define STORE_B(s) \
+    _Pragma("unroll") \
+    for (int l = 0; l < NB; ++l) { \
+        int e = tid + l * NT; \
+        if (NB * NT == BK * TN / 4 || e < BK * TN / 4) { \
+            __local float* bs = (__local float*)Bs[s]; \
+            int r = e / (BK / 4), c = (e % (BK / 4)) * 4; \
+            bs[c * TN + r] = rb[l].x; bs[(c + 1) * TN + r] = rb[l].y; \
+            bs[(c + 2) * TN + r] = rb[l].z; bs[(c + 3) * TN + r] = rb[l].w; \
+        } \
+    }
+#else
+#define LOAD_B(k0) \
+    _Pragma("unroll") \
+    for (int l = 0; l < NB; ++l) { \
+        int e = tid + l * NT; \
+        if (NB * NT == BK * TN / 4 || e < BK * TN / 4) \
+            rb[l] = *(__global const float4*)(B + ((k0) + e / (TN / 4)) * ldb + \
+                                              (e % (TN / 4)) * 4); \
+    }
+#define STORE_B(s) \
     _Pragma("unroll") \
     for (int l = 0; l < NB; ++l) { \
         int e = tid + l * NT; \
         if (NB * NT == BK * TN / 4 || e < BK * TN / 4) \
             Bs[s][e / (TN / 4)][e % (TN / 4)] = rb[l]; \
     }
+#endif
+#define LOAD(k0) LOAD_A(k0) LOAD_B(k0)
+    // registers -> local half s
+#define STORE(s) STORE_A(s) STORE_B(s)
 
     LOAD(0)
     STORE(0)
