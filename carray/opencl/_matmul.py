@@ -3,11 +3,11 @@ GEMM kernel (matmul.cl) over the batch. Tile shapes are chosen by problem size a
 with CARRAY_OPENCL_GEMM="TM,TN,BK,WM,WN" (for tuning).
 
 float32 problems whose M, N, K are multiples of a fast tile (and whose offsets allow float4
-access) take matmul.cl's fast kernel: 8 x 8 per work item, float4 loads, double-buffered local
-tiles; row-major operands and transposed views of row-major ones (x @ W.T of a linear layer,
-g.T @ x of its weight gradient) alike. CARRAY_OPENCL_GEMM with WM = WN = 8 sets its tile too;
-CARRAY_OPENCL_GEMM_FAST=0 turns it off, CARRAY_OPENCL_GEMM_PAD sets its local padding (4; a
-multiple of 4 floats)."""
+access) take matmul.cl's fast kernel: 8 x 8 (or 8 x 16) per work item, float4 loads,
+double-buffered local tiles; row-major operands and transposed views of row-major ones (x @ W.T
+of a linear layer, g.T @ x of its weight gradient) alike. CARRAY_OPENCL_GEMM with WM = 8 and
+WN = 8 or 16 sets its tile too; CARRAY_OPENCL_GEMM_FAST=0 turns it off, CARRAY_OPENCL_GEMM_PAD
+sets its local padding (4; a multiple of 4 floats)."""
 
 import os
 import struct
@@ -32,20 +32,22 @@ def _config(M, N, t):
     return SMALL
 
 
-FAST_TILES = ((128, 128, 8), (64, 128, 8), (64, 64, 8))   # (TM, TN, BK), largest first
+# (TM, TN, BK, WN), largest first; WM is 8
+FAST_TILES = ((128, 128, 8, 8), (64, 128, 8, 8), (64, 64, 8, 8))
 INT_LIMIT = 2**31 - 1
 
 
 def _fast_config(M, N, K, nbatch):
-    """The fast kernel's (TM, TN, BK) for a float32 problem of this shape, or None when no
-    fast tile divides it (or CARRAY_OPENCL_GEMM names a non-8x8 tile, or the fast path is off).
+    """The fast kernel's (TM, TN, BK, WN) for a float32 problem of this shape, or None when no
+    fast tile divides it (or CARRAY_OPENCL_GEMM names a tile other than 8 x 8 or 8 x 16 per work
+    item, or the fast path is off).
     The largest tile that still gives every compute unit two work groups, else the smallest."""
     if os.environ.get("CARRAY_OPENCL_GEMM_FAST", "1") == "0":
         return None
     env = os.environ.get("CARRAY_OPENCL_GEMM")
     if env:
         tm, tn, bk, wm, wn = (int(x) for x in env.split(","))
-        tiles = ((tm, tn, bk),) if wm == wn == 8 and bk % 4 == 0 else ()
+        tiles = ((tm, tn, bk, wn),) if wm == 8 and wn in (8, 16) and bk % 4 == 0 else ()
     else:
         tiles = FAST_TILES
     fits = [c for c in tiles if M % c[0] == 0 and N % c[1] == 0 and K % c[2] == 0]
@@ -140,7 +142,7 @@ def _split_general(M, N, K, cfg):
 def _split_fast(M, N, K, fast):
     """The K slice length for split-K on the fast kernel (0: none): slices must divide K into
     whole BK steps (the fast kernel has no edge handling)."""
-    tm, tn, bk = fast
+    tm, tn, bk = fast[:3]
     tiles = (M // tm) * (N // tn)
     want = _want()
     if tiles >= want or K < SPLIT_FROM_K:
@@ -230,7 +232,7 @@ def _matmul_planned(a, b, c, a1, b1, batch, key):
         if fast and all(o % 4 == 0 for o in (aoff, boff, coff)) and \
                 max(aoff + max(sa * nbatch, M * K), boff + max(sb * nbatch, K * N),
                     coff + M * N * nbatch) <= INT_LIMIT:
-            cfg = fast + (8, 8)
+            cfg = fast[:3] + (8, fast[3])
             if nbatch == 1:
                 split = _split_fast(M, N, K, fast)
         else:

@@ -86,9 +86,10 @@ void gemm(__global T* restrict C, __global const T* restrict A, __global const T
 #else
 
 // The fast path (float, contiguous, tile-aligned): M % TM == N % TN == K % BK == 0, every row
-// step and offset a multiple of 4 floats, every index within int. WM = WN = 8: a work item
-// holds an 8 x 8 block of C as two 4-row by two 4-column quarters (rows ty*4 and TM/2 + ty*4,
-// columns tx*4 and TN/2 + tx*4), so each k step reads four float4 from local memory for 64 FMAs.
+// step and offset a multiple of 4 floats, every index within int. WM = 8, WN = 8 or 16: a work
+// item holds an 8 x WN block of C as 4-row by 4-column pieces (rows ty*4 and TM/2 + ty*4,
+// columns tx*4 + j TN/NCG for the NCG = WN/4 column groups), so each k step reads 2 + NCG float4
+// from local memory for 32 NCG FMAs.
 // Tiles are loaded from global memory as float4 into registers one step ahead (prefetch) and
 // stored to the other half of double-buffered local memory: one barrier per BK step. As is kept
 // transposed (k-major) with rows padded by PAD floats against bank conflicts on its stores.
@@ -96,6 +97,7 @@ void gemm(__global T* restrict C, __global const T* restrict A, __global const T
 // its tile is then read as float4 along m / along k instead, and stored k-major the same way.
 
 #define PAD $pad
+#define NCG (WN / 4)                          // float4 column groups per work item (2 or 4)
 #define LDA_T (TM + PAD)
 #define NA ((TM * BK / 4 + NT - 1) / NT)      // float4 loads of A per work item
 #define NB ((BK * TN / 4 + NT - 1) / NT)      // float4 loads of B per work item
@@ -124,9 +126,11 @@ void gemm(__global float* restrict C, __global const float* restrict A,
 #endif
     C += offc + bz * sc + m0 * ldc + n0;
     float4 ra[NA], rb[NB];
-    float4 acc[8][2];
+    float4 acc[8][NCG];
     #pragma unroll
-    for (int i = 0; i < 8; ++i) acc[i][0] = acc[i][1] = (float4)(0.0f);
+    for (int i = 0; i < 8; ++i)
+        #pragma unroll
+        for (int j = 0; j < NCG; ++j) acc[i][j] = (float4)(0.0f);
 
     // global -> registers: A tile (TM rows x BK columns) as float4 along k (along m when $ta),
     // B tile (BK rows x TN columns) as float4 along n (along k when $tb); consecutive work
@@ -219,13 +223,15 @@ void gemm(__global float* restrict C, __global const float* restrict A,
         for (int k = 0; k < BK; ++k) {
             const float4 a0 = *(__local const float4*)&As[s][k][ty * 4];
             const float4 a1 = *(__local const float4*)&As[s][k][TM / 2 + ty * 4];
-            const float4 b0 = Bs[s][k][tx];
-            const float4 b1 = Bs[s][k][TN / 8 + tx];
+            float4 b[NCG];
+            #pragma unroll
+            for (int j = 0; j < NCG; ++j) b[j] = Bs[s][k][j * (TN / 4 / NCG) + tx];
             const float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
             #pragma unroll
             for (int i = 0; i < 8; ++i) {
-                acc[i][0] = fma((float4)(a[i]), b0, acc[i][0]);
-                acc[i][1] = fma((float4)(a[i]), b1, acc[i][1]);
+                #pragma unroll
+                for (int j = 0; j < NCG; ++j)
+                    acc[i][j] = fma((float4)(a[i]), b[j], acc[i][j]);
             }
         }
         if (more) {
@@ -237,8 +243,9 @@ void gemm(__global float* restrict C, __global const float* restrict A,
     #pragma unroll
     for (int i = 0; i < 8; ++i) {
         const int r = (i < 4 ? ty * 4 + i : TM / 2 + ty * 4 + i - 4);
-        *(__global float4*)(C + r * ldc + tx * 4) = acc[i][0];
-        *(__global float4*)(C + r * ldc + TN / 2 + tx * 4) = acc[i][1];
+        #pragma unroll
+        for (int j = 0; j < NCG; ++j)
+            *(__global float4*)(C + r * ldc + j * (TN / NCG) + tx * 4) = acc[i][j];
     }
 }
 #endif
