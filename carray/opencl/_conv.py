@@ -1,0 +1,191 @@
+"""Convolution on the device as implicit GEMM (kernels/conv.cl): conv2d's forward, its input
+gradient and its weight gradient each as one tiled GEMM launch whose operand tiles are gathered
+from the NCHW images as they load, so no im2col matrix, col2im pass, transpose copy or bias
+launch. The weight gradient splits its long K (batch x output pixels) over work groups when the
+output tiles alone leave the device idle, and sums the slices with one reduction.
+
+Environment (read on every call, part of the plan key):
+- CARRAY_OPENCL_CONV=im2col: carray/opencl/_nn.py's im2col + GEMM (+ col2im) path instead, for
+  comparison; anything else (or unset): implicit GEMM.
+- CARRAY_OPENCL_CONV_TILE="TM,TN,BK,WM,WN": the tile of all three kernels (TM % WM == TN % WN
+  == 0); CARRAY_OPENCL_CONV_TILE_FWD / _GIN / _GW set one kernel's. Defaults: tile() below.
+
+Index arithmetic is 32-bit: calls whose arrays exceed 2**31 - 1 elements (or images of 2**27
+rows) take the im2col path."""
+
+import os
+import struct
+
+import carray
+from carray.opencl import _cache, _reduce
+from carray.opencl._launch import LAUNCH_LOCK, enqueue, set_buffers, set_bytes
+from carray.opencl._runtime import runtime
+from carray.opencl._types import CL_TYPES, FLOAT64
+
+FWD, GIN, GW = 0, 1, 2
+_ENV_NAMES = {FWD: "CARRAY_OPENCL_CONV_TILE_FWD", GIN: "CARRAY_OPENCL_CONV_TILE_GIN",
+              GW: "CARRAY_OPENCL_CONV_TILE_GW"}
+# Default tiles (TM, TN, BK, WM, WN): a GPU gets 8 x 8 register blocks, TM 64 when M (output or
+# input channels) is at most 64 so half the tile is not idle; a CPU device (PoCL) small ones.
+GPU_TILE_BIG = (128, 128, 16, 8, 8)
+GPU_TILE_64 = (64, 128, 16, 8, 8)
+CPU_TILE = (32, 32, 16, 2, 2)
+INT_LIMIT = 2**31 - 1
+SIDE_LIMIT = 2**27
+SPLIT_MIN_K = 256      # the shortest K slice of grad_weight worth its own work group
+SPLIT_MAX = 256
+
+
+def implicit():
+    """Whether conv2d on the device uses these kernels (CARRAY_OPENCL_CONV is not 'im2col')."""
+    return os.environ.get("CARRAY_OPENCL_CONV", "implicit") != "im2col"
+
+
+def tile(mode, M):
+    """The (TM, TN, BK, WM, WN) tile of kernel `mode` for M output rows."""
+    env = os.environ.get(_ENV_NAMES[mode]) or os.environ.get("CARRAY_OPENCL_CONV_TILE")
+    if env:
+        cfg = tuple(int(v) for v in env.split(","))
+        if len(cfg) != 5 or cfg[0] % cfg[3] or cfg[1] % cfg[4] or min(cfg) <= 0:
+            raise ValueError(f"CARRAY_OPENCL_CONV_TILE: expected 'TM,TN,BK,WM,WN' with TM a "
+                             f"multiple of WM and TN of WN, got {env!r}")
+        return cfg
+    if runtime().is_cpu:
+        return CPU_TILE
+    return GPU_TILE_64 if M <= 64 else GPU_TILE_BIG
+
+
+def fits(*shapes, sides=()):
+    """Whether 32-bit indices cover arrays of these shapes (and image sides + padding)."""
+    for s in shapes:
+        n = 1
+        for d in s:
+            n *= d
+        if n > INT_LIMIT // 2:
+            return False
+    return all(v < SIDE_LIMIT for v in sides)
+
+
+def _kernel(t, cfg, mode, bias, stride):
+    tm, tn, bk, wm, wn = cfg
+    return _cache.kernel(("conv", t, cfg, mode, bias, stride), "conv",
+                         lambda: _cache.render("conv.cl", t=CL_TYPES[t], tm=tm, tn=tn, bk=bk,
+                                               wm=wm, wn=wn, mac="(acc) = fma(a, b, (acc))",
+                                               mode=mode, bias=int(bias), sh=stride[0],
+                                               sw=stride[1], tb=int(mode == GW)),
+                         "int", t == FLOAT64)
+
+
+def _want():
+    return 2 * runtime().device.max_compute_units
+
+
+def _split(M, N, K, cfg):
+    """grad_weight's K slice length (0: no split): when its few output tiles leave most compute
+    units idle, K (batch x output pixels) is cut into slices of whole BK steps."""
+    tiles = -(-M // cfg[0]) * -(-N // cfg[1])
+    want = _want()
+    if tiles >= want or K < 2 * SPLIT_MIN_K:
+        return 0
+    S = min(-(-want // tiles), K // SPLIT_MIN_K, SPLIT_MAX)
+    if S < 2:
+        return 0
+    kc = -(-K // S)
+    return -(-kc // cfg[2]) * cfg[2]
+
+
+class _Plan:
+    """One layout's kernel, by-value arguments, sizes and split-K partials' shape (or None)."""
+    __slots__ = ("knl", "consts", "gsize", "lsize", "part_shape")
+
+    def __init__(self, knl, consts, gsize, lsize, part_shape):
+        self.knl, self.consts, self.gsize, self.lsize = knl, consts, gsize, lsize
+        self.part_shape = part_shape
+
+
+_plans = _cache.PlanCache()
+
+
+def _plan(mode, t, geom, stride, M, N, K, offs, bias):
+    env = (os.environ.get(_ENV_NAMES[mode]), os.environ.get("CARRAY_OPENCL_CONV_TILE"))
+    key = (mode, t, geom, stride, offs, bias, env)
+    plan = _plans.get(key)
+    if plan is not None:
+        return plan
+    cfg = tile(mode, M)
+    tm, tn, bk, wm, wn = cfg
+    split = _split(M, N, K, cfg) if mode == GW else 0
+    slices = -(-K // split) if split else 1
+    if split and slices * M * N > INT_LIMIT // 2:
+        split, slices = 0, 1
+    knl = _kernel(t, cfg, mode, bias, stride)
+    args = [struct.pack("13i", *geom)] + [struct.pack("i", v) for v in offs + (split,)]
+    consts = [v for i, a in enumerate(args, 4) for v in (i, a)]
+    nx, ny = tn // wn, tm // wm
+    gsize, lsize = (-(-N // tn) * nx, -(-M // tm) * ny, slices), (nx, ny, 1)
+    return _plans.put(key, _Plan(knl, consts, gsize, lsize,
+                                 (slices, M, N) if split else None))
+
+
+def _run(plan, out, a, b, bias):
+    with LAUNCH_LOCK:
+        set_buffers(plan.knl, [0, out, 1, a, 2, b, 3, bias])
+        set_bytes(plan.knl, plan.consts)
+        enqueue(runtime().queue, plan.knl, plan.gsize, plan.lsize)
+
+
+def _geom(N, C, H, W, O, Ho, Wo, kh, kw, padding, dilation):
+    return (N, C, H, W, O, Ho, Wo, kh, kw, padding[0], padding[1], dilation[0], dilation[1])
+
+
+def forward(x, w, b, out_shape, stride, padding, dilation):
+    """out = conv2d(x, w, b) in one launch (x, w, b: contiguous device arrays of one float
+    dtype, b may be None; out_shape (N, O, Ho, Wo) not empty)."""
+    N, C, H, W = x.shape
+    O, _, kh, kw = w.shape
+    Ho, Wo = out_shape[2:]
+    out = carray.empty(out_shape, dtype=x.dtype, device="gpu")
+    xb, xo = x._cl()[:2]
+    wb, wo = w._cl()[:2]
+    bb, bo = b._cl()[:2] if b is not None else (wb, 0)
+    plan = _plan(FWD, x.dtype.num, _geom(N, C, H, W, O, Ho, Wo, kh, kw, padding, dilation),
+                 tuple(stride), O, N * Ho * Wo, C * kh * kw, (out._cl()[1], wo, xo, bo),
+                 b is not None)
+    _run(plan, out._cl()[0], wb, xb, bb)
+    return out
+
+
+def grad_input(gout, w, input_shape, stride, padding, dilation):
+    """The gradient of conv2d with respect to its (N, C, H, W) input, in one launch (gout, w:
+    contiguous device arrays; input_shape and gout not empty)."""
+    N, C, H, W = input_shape
+    O, _, kh, kw = w.shape
+    Ho, Wo = gout.shape[2:]
+    gin = carray.empty(input_shape, dtype=gout.dtype, device="gpu")
+    gb, go = gout._cl()[:2]
+    wb, wo = w._cl()[:2]
+    plan = _plan(GIN, gout.dtype.num, _geom(N, C, H, W, O, Ho, Wo, kh, kw, padding, dilation),
+                 tuple(stride), C, N * H * W, O * kh * kw, (gin._cl()[1], wo, go, 0), False)
+    _run(plan, gin._cl()[0], wb, gb, wb)
+    return gin
+
+
+def grad_weight(x, gout, weight_shape, stride, padding, dilation):
+    """The gradient of conv2d with respect to its (O, C, kh, kw) weight: one launch, plus one
+    reduction when K is split (x, gout: contiguous device arrays, not empty)."""
+    N, C, H, W = x.shape
+    O, _, kh, kw = weight_shape
+    Ho, Wo = gout.shape[2:]
+    gw = carray.empty(weight_shape, dtype=x.dtype, device="gpu")
+    xb, xo = x._cl()[:2]
+    gb, go = gout._cl()[:2]
+    M, Nn = O, C * kh * kw
+    plan = _plan(GW, x.dtype.num, _geom(N, C, H, W, O, Ho, Wo, kh, kw, padding, dilation),
+                 tuple(stride), M, Nn, N * Ho * Wo, (0, go, xo, 0), False)
+    if plan.part_shape is None:
+        _run(plan, gw._cl()[0], gb, xb, gb)
+        return gw
+    part = carray.empty(plan.part_shape, dtype=x.dtype, device="gpu")
+    _run(plan, part._cl()[0], gb, xb, gb)
+    _reduce.reduce(part, _reduce.R_SUM, (True, False, False), out=gw)
+    return gw

@@ -1,0 +1,205 @@
+// Implicit-GEMM convolution (NCHW, groups 1): matmul.cl's general tiled kernel with the operand
+// tiles gathered from the images on load, so no im2col matrix is ever written. $mode picks the
+// product (g: the geometry below; khkw = kh kw, HW = H W, HoWo = Ho Wo):
+//   0 forward      out (M = O) x (N = N Ho Wo), K = C kh kw: A = w (O x K, row-major), B gathered
+//                  from x (zero outside the image); stored into NCHW out, + bias[o] when $bias.
+//   1 grad_input   gin (M = C) x (N = N H W), K = O kh kw: A = w read as its transpose, B gathered
+//                  from gout (zero where (h + ph - i dh) / sh is inexact or outside 0..Ho-1, same
+//                  for w); stored into NCHW gin.
+//   2 grad_weight  gw (M = O) x (N = C kh kw), K = N Ho Wo: A gathered from gout, B from x; with
+//                  split > 0 work-group column z takes the K slice [z split, (z + 1) split) and
+//                  writes partial sums to out + z M N (the host adds them up).
+// Tiles and register blocking as in matmul.cl (TM x TN per work group, WM x WN per work item,
+// BK deep). The index decompositions (divisions) are done once per tile column, in local tables
+// filled when the work group starts, and once per tile row, in tables for the next BK step
+// filled by BK work items while the current step's tiles load (double-buffered: no extra
+// barrier); the loads add table entries, the MAC loop is matmul.cl's. A table entry BAD (or
+// -BAD) makes every gather through it fall outside the image: the edges of M, N and K.
+// The host fills the type, MAC, the tile sizes, the mode, $bias, the strides $sh $sw (constants:
+// grad_input divides by them in its loads), and $tb (1: B tiles loaded along k, for mode 2).
+
+#define T $t
+#define TM $tm
+#define TN $tn
+#define BK $bk
+#define WM $wm
+#define WN $wn
+#define NX (TN / WN)
+#define NY (TM / WM)
+#define NT (NX * NY)
+#define MAC(acc, a, b) $mac
+#define MODE $mode
+#define HAS_BIAS $bias
+#define SH $sh
+#define SW $sw
+#define BAD (-(1 << 29))
+
+typedef struct { int N, C, H, W, O, Ho, Wo, kh, kw, ph, pw, dh, dw; } cg_t;
+
+__kernel __attribute__((reqd_work_group_size(NX, NY, 1)))
+void conv(__global T* restrict out, __global const T* restrict A, __global const T* restrict B,
+          __global const T* restrict bias, const cg_t g, const int offo, const int offa,
+          const int offb, const int offbias, const int split)
+{
+    __local T As[BK][TM + 1];
+    __local T Bs[BK][TN];
+    __local int c0[TN], c1[TN], c2[TN], c3[TN];            // per tile column
+    __local int r0[2][BK], r1[2][BK], r2[2][BK], r3[2][BK];  // per tile row, two BK steps
+    const int tx = get_local_id(0), ty = get_local_id(1);
+    const int tid = ty * NX + tx;
+    const int khkw = g.kh * g.kw, HW = g.H * g.W, HoWo = g.Ho * g.Wo;
+#if MODE == 0
+    const int M = g.O, N = g.N * HoWo, K = g.C * khkw;
+#elif MODE == 1
+    const int M = g.C, N = g.N * HW, K = g.O * khkw;
+#else
+    const int M = g.O, N = g.C * khkw, K = g.N * HoWo;
+#endif
+    const int m0 = get_group_id(1) * TM, n0 = get_group_id(0) * TN;
+    const int bz = get_group_id(2);
+    const int kbeg = split > 0 ? bz * split : 0;
+    const int klen = split > 0 ? min(split, K - kbeg) : K;
+    A += offa;
+    B += offb;
+    out += offo + (split > 0 ? bz * M * N : 0);
+
+    // column tables
+    for (int cc = tid; cc < TN; cc += NT) {
+        const int gn = n0 + cc;
+        if (gn >= N) { c0[cc] = 0; c1[cc] = BAD; c2[cc] = 0; c3[cc] = 0; continue; }
+#if MODE == 0
+        // (n, oh, ow): x's base at the window's corner, the corner, out's base
+        const int n = gn / HoWo, p = gn - n * HoWo;
+        const int oh = p / g.Wo, ow = p - oh * g.Wo;
+        const int ih = oh * SH - g.ph, iw = ow * SW - g.pw;
+        c0[cc] = n * g.C * HW + ih * g.W + iw; c1[cc] = ih; c2[cc] = iw;
+        c3[cc] = n * g.O * HoWo + p;
+#elif MODE == 1
+        // (n, h, w): gout's image base, h + ph, w + pw, gin's base
+        const int n = gn / HW, p = gn - n * HW;
+        const int h = p / g.W, w = p - h * g.W;
+        c0[cc] = n * g.O * HoWo; c1[cc] = h + g.ph; c2[cc] = w + g.pw;
+        c3[cc] = n * g.C * HW + p;
+#else
+        // (c, i, j): x's offset of the tap, its row and column offsets
+        const int c = gn / khkw, q = gn - c * khkw;
+        const int i = q / g.kw, j = q - i * g.kw;
+        c0[cc] = c * HW + i * g.dh * g.W + j * g.dw; c1[cc] = i * g.dh; c2[cc] = j * g.dw;
+        c3[cc] = 0;
+#endif
+    }
+
+    // row tables for the BK step at k0 (relative to kbeg) into half s
+#if MODE == 0
+#define ROWS(k0, s) \
+    for (int r = tid; r < BK; r += NT) { \
+        const int gk = kbeg + (k0) + r; \
+        if ((k0) + r >= klen) { r0[s][r] = 0; r1[s][r] = BAD; r2[s][r] = 0; r3[s][r] = -1; } \
+        else { \
+            const int c = gk / khkw, q = gk - c * khkw; \
+            const int i = q / g.kw, j = q - i * g.kw; \
+            r0[s][r] = c * HW + i * g.dh * g.W + j * g.dw; r1[s][r] = i * g.dh; \
+            r2[s][r] = j * g.dw; r3[s][r] = gk; \
+        } \
+    }
+#elif MODE == 1
+#define ROWS(k0, s) \
+    for (int r = tid; r < BK; r += NT) { \
+        const int gk = kbeg + (k0) + r; \
+        if ((k0) + r >= klen) { r0[s][r] = 0; r1[s][r] = -BAD; r2[s][r] = 0; r3[s][r] = -1; } \
+        else { \
+            const int o = gk / khkw, q = gk - o * khkw; \
+            const int i = q / g.kw, j = q - i * g.kw; \
+            r0[s][r] = o * HoWo; r1[s][r] = i * g.dh; r2[s][r] = j * g.dw; \
+            r3[s][r] = o * g.C * khkw + q; \
+        } \
+    }
+#else
+#define ROWS(k0, s) \
+    for (int r = tid; r < BK; r += NT) { \
+        const int gk = kbeg + (k0) + r; \
+        if ((k0) + r >= klen) { r0[s][r] = 0; r1[s][r] = BAD; r2[s][r] = 0; r3[s][r] = -1; } \
+        else { \
+            const int n = gk / HoWo, p = gk - n * HoWo; \
+            const int oh = p / g.Wo, ow = p - oh * g.Wo; \
+            const int ih = oh * SH - g.ph, iw = ow * SW - g.pw; \
+            r0[s][r] = n * g.C * HW + ih * g.W + iw; r1[s][r] = ih; r2[s][r] = iw; \
+            r3[s][r] = n * g.O * HoWo + p; \
+        } \
+    }
+#endif
+
+    T acc[WM][WN];
+    for (int i = 0; i < WM; ++i)
+        for (int j = 0; j < WN; ++j)
+            acc[i][j] = 0;
+    ROWS(0, 0)
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int s = 0;
+    for (int k0 = 0; k0 < klen; k0 += BK) {
+        if (k0 + BK < klen) { ROWS(k0 + BK, s ^ 1) }
+        // A tile: TM rows x BK columns, consecutive work items along k
+        for (int e = tid; e < TM * BK; e += NT) {
+            const int r = e / BK, c = e % BK;
+            const int gm = m0 + r, ka = r3[s][c];
+#if MODE == 0
+            As[c][r] = (gm < M && ka >= 0) ? A[gm * K + ka] : (T)0;
+#elif MODE == 1
+            As[c][r] = (gm < M && ka >= 0) ? A[ka + gm * khkw] : (T)0;
+#else
+            As[c][r] = (gm < M && ka >= 0) ? A[ka + gm * HoWo] : (T)0;
+#endif
+        }
+        // B tile: BK rows x TN columns, consecutive work items along n (along k when $tb)
+        for (int e = tid; e < BK * TN; e += NT) {
+#if $tb
+            const int r = e % BK, c = e / BK;
+#else
+            const int r = e / TN, c = e % TN;
+#endif
+#if MODE == 1
+            const int a = c1[c] - r1[s][r], b = c2[c] - r2[s][r];
+            const int oh = a / SH, ow = b / SW;
+            Bs[r][c] = (a >= 0 && b >= 0 && oh * SH == a && ow * SW == b && oh < g.Ho &&
+                        ow < g.Wo) ? B[c0[c] + r0[s][r] + oh * g.Wo + ow] : (T)0;
+#else
+            const int ih = c1[c] + r1[s][r], iw = c2[c] + r2[s][r];
+            Bs[r][c] = ((uint)ih < (uint)g.H && (uint)iw < (uint)g.W) ?
+                B[c0[c] + r0[s][r]] : (T)0;
+#endif
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int k = 0; k < BK; ++k) {
+            T a[WM], b[WN];
+            for (int i = 0; i < WM; ++i) a[i] = As[k][ty * WM + i];
+            for (int j = 0; j < WN; ++j) b[j] = Bs[k][tx + j * NX];
+            for (int i = 0; i < WM; ++i)
+                for (int j = 0; j < WN; ++j)
+                    MAC(acc[i][j], a[i], b[j]);
+        }
+        s ^= 1;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (int i = 0; i < WM; ++i) {
+        const int gm = m0 + ty * WM + i;
+        if (gm >= M) break;
+#if MODE == 0 && HAS_BIAS
+        const T bm = bias[offbias + gm];
+#endif
+        for (int j = 0; j < WN; ++j) {
+            const int cc = tx + j * NX, gn = n0 + cc;
+            if (gn >= N) continue;
+#if MODE == 0
+#if HAS_BIAS
+            out[c3[cc] + gm * HoWo] = acc[i][j] + bm;
+#else
+            out[c3[cc] + gm * HoWo] = acc[i][j];
+#endif
+#elif MODE == 1
+            out[c3[cc] + gm * HW] = acc[i][j];
+#else
+            out[gm * N + gn] = acc[i][j];
+#endif
+        }
+    }
+}
