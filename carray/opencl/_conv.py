@@ -66,13 +66,12 @@ def fits(*shapes, sides=()):
     return all(v < SIDE_LIMIT for v in sides)
 
 
-def _kernel(t, cfg, mode, bias, stride):
+def _kernel(t, cfg, mode, bias):
     tm, tn, bk, wm, wn = cfg
-    return _cache.kernel(("conv", t, cfg, mode, bias, stride), "conv",
+    return _cache.kernel(("conv", t, cfg, mode, bias), "conv",
                          lambda: _cache.render("conv.cl", t=CL_TYPES[t], tm=tm, tn=tn, bk=bk,
                                                wm=wm, wn=wn, mac="(acc) = fma(a, b, (acc))",
-                                               mode=mode, bias=int(bias), sh=stride[0],
-                                               sw=stride[1], tb=int(mode == GW)),
+                                               mode=mode, bias=int(bias), tb=int(mode == GW)),
                          "int", t == FLOAT64)
 
 
@@ -106,9 +105,11 @@ class _Plan:
 _plans = _cache.PlanCache()
 
 
-def _plan(mode, t, geom, stride, M, N, K, offs, bias):
+def _plan(mode, t, geom, M, N, K, offs, bias):
+    """The plan of one launch of kernel `mode` for an M x N x K product (grad_input: N and K of
+    its largest phase) over geometry geom, with these buffer offsets."""
     env = (os.environ.get(_ENV_NAMES[mode]), os.environ.get("CARRAY_OPENCL_CONV_TILE"))
-    key = (mode, t, geom, stride, offs, bias, env)
+    key = (mode, t, geom, offs, bias, env)
     plan = _plans.get(key)
     if plan is not None:
         return plan
@@ -118,8 +119,10 @@ def _plan(mode, t, geom, stride, M, N, K, offs, bias):
     slices = -(-K // split) if split else 1
     if split and slices * M * N > INT_LIMIT // 2:
         split, slices = 0, 1
-    knl = _kernel(t, cfg, mode, bias, stride)
-    args = [struct.pack("13i", *geom)] + [struct.pack("i", v) for v in offs + (split,)]
+    if mode == GIN:
+        slices = geom[9] * geom[10]      # one phase (h % sh, w % sw) per slice
+    knl = _kernel(t, cfg, mode, bias)
+    args = [struct.pack("15i", *geom)] + [struct.pack("i", v) for v in offs + (split,)]
     consts = [v for i, a in enumerate(args, 4) for v in (i, a)]
     nx, ny = tn // wn, tm // wm
     gsize, lsize = (-(-N // tn) * nx, -(-M // tm) * ny, slices), (nx, ny, 1)
@@ -134,8 +137,9 @@ def _run(plan, out, a, b, bias):
         enqueue(runtime().queue, plan.knl, plan.gsize, plan.lsize)
 
 
-def _geom(N, C, H, W, O, Ho, Wo, kh, kw, padding, dilation):
-    return (N, C, H, W, O, Ho, Wo, kh, kw, padding[0], padding[1], dilation[0], dilation[1])
+def _geom(N, C, H, W, O, Ho, Wo, kh, kw, stride, padding, dilation):
+    return (N, C, H, W, O, Ho, Wo, kh, kw, stride[0], stride[1], padding[0], padding[1],
+            dilation[0], dilation[1])
 
 
 def forward(x, w, b, out_shape, stride, padding, dilation):
@@ -148,9 +152,9 @@ def forward(x, w, b, out_shape, stride, padding, dilation):
     xb, xo = x._cl()[:2]
     wb, wo = w._cl()[:2]
     bb, bo = b._cl()[:2] if b is not None else (wb, 0)
-    plan = _plan(FWD, x.dtype.num, _geom(N, C, H, W, O, Ho, Wo, kh, kw, padding, dilation),
-                 tuple(stride), O, N * Ho * Wo, C * kh * kw, (out._cl()[1], wo, xo, bo),
-                 b is not None)
+    geom = _geom(N, C, H, W, O, Ho, Wo, kh, kw, stride, padding, dilation)
+    plan = _plan(FWD, x.dtype.num, geom, O, N * Ho * Wo, C * kh * kw,
+                 (out._cl()[1], wo, xo, bo), b is not None)
     _run(plan, out._cl()[0], wb, xb, bb)
     return out
 
@@ -164,8 +168,10 @@ def grad_input(gout, w, input_shape, stride, padding, dilation):
     gin = carray.empty(input_shape, dtype=gout.dtype, device="gpu")
     gb, go = gout._cl()[:2]
     wb, wo = w._cl()[:2]
-    plan = _plan(GIN, gout.dtype.num, _geom(N, C, H, W, O, Ho, Wo, kh, kw, padding, dilation),
-                 tuple(stride), C, N * H * W, O * kh * kw, (gin._cl()[1], wo, go, 0), False)
+    sh, sw = stride
+    plan = _plan(GIN, gout.dtype.num, _geom(N, C, H, W, O, Ho, Wo, kh, kw, stride, padding,
+                                            dilation),
+                 C, N * -(-H // sh) * -(-W // sw), O * kh * kw, (gin._cl()[1], wo, go, 0), False)
     _run(plan, gin._cl()[0], wb, gb, wb)
     return gin
 
@@ -180,8 +186,8 @@ def grad_weight(x, gout, weight_shape, stride, padding, dilation):
     xb, xo = x._cl()[:2]
     gb, go = gout._cl()[:2]
     M, Nn = O, C * kh * kw
-    plan = _plan(GW, x.dtype.num, _geom(N, C, H, W, O, Ho, Wo, kh, kw, padding, dilation),
-                 tuple(stride), M, Nn, N * Ho * Wo, (0, go, xo, 0), False)
+    plan = _plan(GW, x.dtype.num, _geom(N, C, H, W, O, Ho, Wo, kh, kw, stride, padding,
+                                        dilation), M, Nn, N * Ho * Wo, (0, go, xo, 0), False)
     if plan.part_shape is None:
         _run(plan, gw._cl()[0], gb, xb, gb)
         return gw

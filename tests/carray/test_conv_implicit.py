@@ -93,6 +93,8 @@ CASES = [
     (1, 4, 9, 11, 3, 1, 1, 2, 0, 1),           # 1x1 stride 2 (a shortcut)
     (2, 3, 10, 9, 4, 3, 2, (2, 1), (0, 2), (1, 2)),     # mixed pairs
     (2, 4, 6, 6, 3, 5, 3, 2, 0, 1),            # taps that no output reads on the edge
+    (2, 3, 2, 5, 4, 3, 3, 3, 1, 1),            # stride 3 > H - 1: an input phase without rows
+    (1, 5, 14, 13, 6, 5, 3, 3, 2, 2),          # stride 3, dilation 2: every third tap a phase
 ]
 IDS = [f"case{i}" for i in range(len(CASES))]
 

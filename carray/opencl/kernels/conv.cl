@@ -4,8 +4,12 @@
 //   0 forward      out (M = O) x (N = N Ho Wo), K = C kh kw: A = w (O x K, row-major), B gathered
 //                  from x (zero outside the image); stored into NCHW out, + bias[o] when $bias.
 //   1 grad_input   gin (M = C) x (N = N H W), K = O kh kw: A = w read as its transpose, B gathered
-//                  from gout (zero where (h + ph - i dh) / sh is inexact or outside 0..Ho-1, same
-//                  for w); stored into NCHW gin.
+//                  from gout; stored into NCHW gin. Work-group column z is the phase (h % sh,
+//                  w % sw) = (z / sw, z % sw): its columns are the pixels of that phase and its K
+//                  only the taps (o, i, j) with (h + ph - i dh) % sh == 0 (and likewise for w),
+//                  an arithmetic progression of i (and of j); so a stride wastes no MACs on taps
+//                  that read nothing, and gout's row is (h + ph - i dh) / sh exactly (zero outside
+//                  0..Ho-1).
 //   2 grad_weight  gw (M = O) x (N = C kh kw), K = N Ho Wo: A gathered from gout, B from x; with
 //                  split > 0 work-group column z takes the K slice [z split, (z + 1) split) and
 //                  writes partial sums to out + z M N (the host adds them up).
@@ -13,10 +17,10 @@
 // BK deep). The index decompositions (divisions) are done once per tile column, in local tables
 // filled when the work group starts, and once per tile row, in tables for the next BK step
 // filled by BK work items while the current step's tiles load (double-buffered: no extra
-// barrier); the loads add table entries, the MAC loop is matmul.cl's. A table entry BAD (or
-// -BAD) makes every gather through it fall outside the image: the edges of M, N and K.
-// The host fills the type, MAC, the tile sizes, the mode, $bias, the strides $sh $sw (constants:
-// grad_input divides by them in its loads), and $tb (1: B tiles loaded along k, for mode 2).
+// barrier); the loads add table entries, the MAC loop is matmul.cl's. A table entry BAD
+// makes every gather through it fall outside the image: the edges of M, N and K.
+// The host fills the type, MAC, the tile sizes, the mode, $bias and $tb (1: B tiles loaded along
+// k, for mode 2).
 
 #define T $t
 #define TM $tm
@@ -30,11 +34,24 @@
 #define MAC(acc, a, b) $mac
 #define MODE $mode
 #define HAS_BIAS $bias
-#define SH $sh
-#define SW $sw
 #define BAD (-(1 << 29))
 
-typedef struct { int N, C, H, W, O, Ho, Wo, kh, kw, ph, pw, dh, dw; } cg_t;
+typedef struct { int N, C, H, W, O, Ho, Wo, kh, kw, sh, sw, ph, pw, dh, dw; } cg_t;
+
+// The taps t in [0, k) with (r + p - t d) % s == 0: their count, the first and the step.
+inline int taps(int r, int p, int d, int s, int k, int* first, int* step)
+{
+    int n = 0, t0 = 0, t1 = 0;
+    for (int t = 0; t < k; ++t)
+        if ((r + p - t * d) % s == 0) {
+            if (n == 0) t0 = t;
+            else if (n == 1) t1 = t;
+            ++n;
+        }
+    *first = t0;
+    *step = n > 1 ? t1 - t0 : 1;
+    return n;
+}
 
 __kernel __attribute__((reqd_work_group_size(NX, NY, 1)))
 void conv(__global T* restrict out, __global const T* restrict A, __global const T* restrict B,
@@ -51,14 +68,27 @@ void conv(__global T* restrict out, __global const T* restrict A, __global const
 #if MODE == 0
     const int M = g.O, N = g.N * HoWo, K = g.C * khkw;
 #elif MODE == 1
-    const int M = g.C, N = g.N * HW, K = g.O * khkw;
+    // this work-group column's phase: rows rh + sh hq, columns rw + sw wq
+    const int rh = get_group_id(2) / g.sw, rw = get_group_id(2) % g.sw;
+    const int Hq = g.H > rh ? (g.H - rh + g.sh - 1) / g.sh : 0;
+    const int Wq = g.W > rw ? (g.W - rw + g.sw - 1) / g.sw : 0;
+    int i0, istep, j0, jstep;
+    const int ni = taps(rh, g.ph, g.dh, g.sh, g.kh, &i0, &istep);
+    const int nj = taps(rw, g.pw, g.dw, g.sw, g.kw, &j0, &jstep);
+    const int M = g.C, N = g.N * Hq * Wq, K = g.O * ni * nj;
 #else
     const int M = g.O, N = g.C * khkw, K = g.N * HoWo;
 #endif
     const int m0 = get_group_id(1) * TM, n0 = get_group_id(0) * TN;
+    if (n0 >= N) return;      // (grad_input: a phase with fewer columns; the whole group)
     const int bz = get_group_id(2);
     const int kbeg = split > 0 ? bz * split : 0;
     const int klen = split > 0 ? min(split, K - kbeg) : K;
+#if MODE == 1
+    const int BH = g.Ho, BW = g.Wo;      // B is gout
+#else
+    const int BH = g.H, BW = g.W;        // B is x
+#endif
     A += offa;
     B += offb;
     out += offo + (split > 0 ? bz * M * N : 0);
@@ -71,15 +101,15 @@ void conv(__global T* restrict out, __global const T* restrict A, __global const
         // (n, oh, ow): x's base at the window's corner, the corner, out's base
         const int n = gn / HoWo, p = gn - n * HoWo;
         const int oh = p / g.Wo, ow = p - oh * g.Wo;
-        const int ih = oh * SH - g.ph, iw = ow * SW - g.pw;
+        const int ih = oh * g.sh - g.ph, iw = ow * g.sw - g.pw;
         c0[cc] = n * g.C * HW + ih * g.W + iw; c1[cc] = ih; c2[cc] = iw;
         c3[cc] = n * g.O * HoWo + p;
 #elif MODE == 1
-        // (n, h, w): gout's image base, h + ph, w + pw, gin's base
-        const int n = gn / HW, p = gn - n * HW;
-        const int h = p / g.W, w = p - h * g.W;
-        c0[cc] = n * g.O * HoWo; c1[cc] = h + g.ph; c2[cc] = w + g.pw;
-        c3[cc] = n * g.C * HW + p;
+        // (n, hq, wq): gout's offset of (n, 0, hq, wq), hq, wq, gin's offset of (n, 0, h, w)
+        const int n = gn / (Hq * Wq), p = gn - n * Hq * Wq;
+        const int hq = p / Wq, wq = p - hq * Wq;
+        c0[cc] = n * g.O * HoWo + hq * g.Wo + wq; c1[cc] = hq; c2[cc] = wq;
+        c3[cc] = n * g.C * HW + (rh + hq * g.sh) * g.W + rw + wq * g.sw;
 #else
         // (c, i, j): x's offset of the tap, its row and column offsets
         const int c = gn / khkw, q = gn - c * khkw;
@@ -106,12 +136,13 @@ void conv(__global T* restrict out, __global const T* restrict A, __global const
 #define ROWS(k0, s) \
     for (int r = tid; r < BK; r += NT) { \
         const int gk = kbeg + (k0) + r; \
-        if ((k0) + r >= klen) { r0[s][r] = 0; r1[s][r] = -BAD; r2[s][r] = 0; r3[s][r] = -1; } \
+        if ((k0) + r >= klen) { r0[s][r] = 0; r1[s][r] = BAD; r2[s][r] = 0; r3[s][r] = -1; } \
         else { \
-            const int o = gk / khkw, q = gk - o * khkw; \
-            const int i = q / g.kw, j = q - i * g.kw; \
-            r0[s][r] = o * HoWo; r1[s][r] = i * g.dh; r2[s][r] = j * g.dw; \
-            r3[s][r] = o * g.C * khkw + q; \
+            const int o = gk / (ni * nj), q = gk - o * ni * nj; \
+            const int ii = q / nj, i = i0 + ii * istep, j = j0 + (q - ii * nj) * jstep; \
+            const int oh = (rh + g.ph - i * g.dh) / g.sh, ow = (rw + g.pw - j * g.dw) / g.sw; \
+            r0[s][r] = o * HoWo + oh * g.Wo + ow; r1[s][r] = oh; r2[s][r] = ow; \
+            r3[s][r] = o * g.C * khkw + i * g.kw + j; \
         } \
     }
 #else
@@ -122,7 +153,7 @@ void conv(__global T* restrict out, __global const T* restrict A, __global const
         else { \
             const int n = gk / HoWo, p = gk - n * HoWo; \
             const int oh = p / g.Wo, ow = p - oh * g.Wo; \
-            const int ih = oh * SH - g.ph, iw = ow * SW - g.pw; \
+            const int ih = oh * g.sh - g.ph, iw = ow * g.sw - g.pw; \
             r0[s][r] = n * g.C * HW + ih * g.W + iw; r1[s][r] = ih; r2[s][r] = iw; \
             r3[s][r] = n * g.O * HoWo + p; \
         } \
@@ -157,16 +188,8 @@ void conv(__global T* restrict out, __global const T* restrict A, __global const
 #else
             const int r = e / TN, c = e % TN;
 #endif
-#if MODE == 1
-            const int a = c1[c] - r1[s][r], b = c2[c] - r2[s][r];
-            const int oh = a / SH, ow = b / SW;
-            Bs[r][c] = (a >= 0 && b >= 0 && oh * SH == a && ow * SW == b && oh < g.Ho &&
-                        ow < g.Wo) ? B[c0[c] + r0[s][r] + oh * g.Wo + ow] : (T)0;
-#else
             const int ih = c1[c] + r1[s][r], iw = c2[c] + r2[s][r];
-            Bs[r][c] = ((uint)ih < (uint)g.H && (uint)iw < (uint)g.W) ?
-                B[c0[c] + r0[s][r]] : (T)0;
-#endif
+            Bs[r][c] = ((uint)ih < (uint)BH && (uint)iw < (uint)BW) ? B[c0[c] + r0[s][r]] : (T)0;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int k = 0; k < BK; ++k) {
