@@ -26,10 +26,11 @@ FWD, GIN, GW = 0, 1, 2
 _ENV_NAMES = {FWD: "CARRAY_OPENCL_CONV_TILE_FWD", GIN: "CARRAY_OPENCL_CONV_TILE_GIN",
               GW: "CARRAY_OPENCL_CONV_TILE_GW"}
 # Default tiles (TM, TN, BK, WM, WN): a GPU gets 8 x 8 register blocks, TM 64 when M (output or
-# input channels) is at most 64 so half the tile is not idle; a CPU device (PoCL) small ones.
+# input channels) is at most 64 so half the tile is not idle, BK 8 for float64 (two halves of
+# each tile stay within 48 KiB of local memory); a CPU device (PoCL) small ones.
 GPU_TILE_BIG = (128, 128, 16, 8, 8)
 GPU_TILE_64 = (64, 128, 16, 8, 8)
-CPU_TILE = (32, 32, 16, 2, 2)
+CPU_TILE = (32, 32, 16, 4, 4)
 INT_LIMIT = 2**31 - 1
 SIDE_LIMIT = 2**27
 SPLIT_MIN_K = 256      # the shortest K slice of grad_weight worth its own work group
@@ -41,8 +42,8 @@ def implicit():
     return os.environ.get("CARRAY_OPENCL_CONV", "implicit") != "im2col"
 
 
-def tile(mode, M):
-    """The (TM, TN, BK, WM, WN) tile of kernel `mode` for M output rows."""
+def tile(mode, M, t=None):
+    """The (TM, TN, BK, WM, WN) tile of kernel `mode` for M output rows of type number t."""
     env = os.environ.get(_ENV_NAMES[mode]) or os.environ.get("CARRAY_OPENCL_CONV_TILE")
     if env:
         cfg = tuple(int(v) for v in env.split(","))
@@ -52,7 +53,8 @@ def tile(mode, M):
         return cfg
     if runtime().is_cpu:
         return CPU_TILE
-    return GPU_TILE_64 if M <= 64 else GPU_TILE_BIG
+    cfg = GPU_TILE_64 if M <= 64 else GPU_TILE_BIG
+    return cfg[:2] + (8,) + cfg[3:] if t == FLOAT64 else cfg
 
 
 def fits(*shapes, sides=()):
@@ -113,7 +115,7 @@ def _plan(mode, t, geom, M, N, K, offs, bias):
     plan = _plans.get(key)
     if plan is not None:
         return plan
-    cfg = tile(mode, M)
+    cfg = tile(mode, M, t)
     tm, tn, bk, wm, wn = cfg
     split = _split(M, N, K, cfg) if mode == GW else 0
     slices = -(-K // split) if split else 1

@@ -218,17 +218,35 @@ def test_grad_weight_split_k(monkeypatch, dtype):
           ref_grad_weight(np.abs(x), np.abs(g), wshape, (2, 2), (1, 1), (1, 1)), dtype)
 
 
-def test_other_tile(monkeypatch):
-    """CARRAY_OPENCL_CONV_TILE picks the tile (read per call); a malformed one is a ValueError."""
-    x, w, b, s, p, d = _case(CASES[3], np.float32, 8)
-    ref = ref_forward(x, w, b, s, p, d)
-    scale = ref_forward(np.abs(x), np.abs(w), np.abs(b), s, p, d)
-    args = [ca.asarray(a, device="gpu") for a in (x, w, b)]
-    monkeypatch.setenv("CARRAY_OPENCL_CONV_TILE", "16,16,8,4,2")
-    close(nn.conv2d(*args, stride=s, padding=p, dilation=d), ref, scale, np.float32)
+@pytest.mark.parametrize("tile, dtype", [
+    ("24,40,8,8,8", np.float32),        # work items that do not divide the tiles (15 of them)
+    ("64,128,16,8,8", np.float32),      # the GPU defaults
+    ("128,128,8,8,8", np.float64),
+])
+def test_other_tiles(monkeypatch, tile, dtype):
+    """CARRAY_OPENCL_CONV_TILE picks the tile of all three kernels (read per call)."""
+    monkeypatch.setenv("CARRAY_OPENCL_CONV_TILE", tile)
+    x, w, b, s, p, d = _case(CASES[1], dtype, 8)
+    xg, wg, bg = (ca.asarray(a, device="gpu") for a in (x, w, b))
+    close(nn.conv2d(xg, wg, bg, stride=s, padding=p, dilation=d), ref_forward(x, w, b, s, p, d),
+          ref_forward(np.abs(x), np.abs(w), np.abs(b), s, p, d), dtype)
+    g = np.random.default_rng(9).standard_normal(ref_forward(x, w, None, s, p, d).shape)
+    g = g.astype(dtype)
+    gg = ca.asarray(g, device="gpu")
+    close(nn.conv2d_grad_input(gg, wg, x.shape, stride=s, padding=p, dilation=d),
+          ref_grad_input(g, w, x.shape, s, p, d),
+          ref_grad_input(np.abs(g), np.abs(w), x.shape, s, p, d), dtype)
+    close(nn.conv2d_grad_weight(xg, gg, w.shape, stride=s, padding=p, dilation=d),
+          ref_grad_weight(x, g, w.shape, s, p, d),
+          ref_grad_weight(np.abs(x), np.abs(g), w.shape, s, p, d), dtype)
+
+
+def test_bad_tile(monkeypatch):
+    """A malformed CARRAY_OPENCL_CONV_TILE is a ValueError naming the expected form."""
+    x, w, b, s, p, d = _case(CASES[0], np.float32, 8)
     monkeypatch.setenv("CARRAY_OPENCL_CONV_TILE", "16,16,8")
     with pytest.raises(ValueError, match="TM,TN,BK,WM,WN"):
-        nn.conv2d(*args, stride=s, padding=p, dilation=d)
+        nn.conv2d(ca.asarray(x, device="gpu"), ca.asarray(w, device="gpu"))
 
 
 @pytest.mark.parametrize("path", ["im2col", "implicit"])

@@ -14,11 +14,13 @@
 //                  split > 0 work-group column z takes the K slice [z split, (z + 1) split) and
 //                  writes partial sums to out + z M N (the host adds them up).
 // Tiles and register blocking as in matmul.cl (TM x TN per work group, WM x WN per work item,
-// BK deep). The index decompositions (divisions) are done once per tile column, in local tables
-// filled when the work group starts, and once per tile row, in tables for the next BK step
-// filled by BK work items while the current step's tiles load (double-buffered: no extra
-// barrier); the loads add table entries, the MAC loop is matmul.cl's. A table entry BAD
-// makes every gather through it fall outside the image: the edges of M, N and K.
+// BK deep), software-pipelined as its fast kernel: the next BK step's tiles are read into
+// registers before the current step's MACs and stored to the other half of double-buffered
+// local tiles after them, one barrier per step. The index decompositions (divisions) are done
+// once per tile column, in local tables filled when the work group starts, and once per tile
+// row, in tables for the step after next filled by BK work items during a step (double-
+// buffered too); the loads only add table entries, and the MAC loop is matmul.cl's. A table
+// entry BAD makes every gather through it fall outside the image: the edges of M, N and K.
 // The host fills the type, MAC, the tile sizes, the mode, $bias and $tb (1: B tiles loaded along
 // k, for mode 2).
 
@@ -31,6 +33,8 @@
 #define NX (TN / WN)
 #define NY (TM / WM)
 #define NT (NX * NY)
+#define NA ((TM * BK + NT - 1) / NT)      // A elements a work item loads per BK step
+#define NB ((BK * TN + NT - 1) / NT)      // B elements
 #define MAC(acc, a, b) $mac
 #define MODE $mode
 #define HAS_BIAS $bias
@@ -58,8 +62,8 @@ void conv(__global T* restrict out, __global const T* restrict A, __global const
           __global const T* restrict bias, const cg_t g, const int offo, const int offa,
           const int offb, const int offbias, const int split)
 {
-    __local T As[BK][TM + 1];
-    __local T Bs[BK][TN];
+    __local T As[2][BK][TM + 1];          // two halves: step t computes from one, loads the other
+    __local T Bs[2][BK][TN + $tb];        // (rows padded when stored along k: no bank conflicts)
     __local int c0[TN], c1[TN], c2[TN], c3[TN];            // per tile column
     __local int r0[2][BK], r1[2][BK], r2[2][BK], r3[2][BK];  // per tile row, two BK steps
     const int tx = get_local_id(0), ty = get_local_id(1);
@@ -160,47 +164,86 @@ void conv(__global T* restrict out, __global const T* restrict A, __global const
     }
 #endif
 
+    // global -> registers: the A and B tiles of the BK step at k0, through row tables q
+#if MODE == 0
+#define A_AT(gm, ka) A[(gm) * K + (ka)]
+#elif MODE == 1
+#define A_AT(gm, ka) A[(ka) + (gm) * khkw]
+#else
+#define A_AT(gm, ka) A[(ka) + (gm) * HoWo]
+#endif
+#if $tb
+#define B_RC(e) const int r = (e) % BK, c = (e) / BK;
+#else
+#define B_RC(e) const int r = (e) / TN, c = (e) % TN;
+#endif
+#define LOAD(q) \
+    _Pragma("unroll") \
+    for (int l = 0; l < NA; ++l) { \
+        const int e = tid + l * NT; \
+        if (NA * NT == TM * BK || e < TM * BK) { \
+            const int r = e / BK, c = e % BK; \
+            const int gm = m0 + r, ka = r3[q][c]; \
+            ra[l] = (gm < M && ka >= 0) ? A_AT(gm, ka) : (T)0; \
+        } \
+    } \
+    _Pragma("unroll") \
+    for (int l = 0; l < NB; ++l) { \
+        const int e = tid + l * NT; \
+        if (NB * NT == BK * TN || e < BK * TN) { \
+            B_RC(e) \
+            const int ih = c1[c] + r1[q][r], iw = c2[c] + r2[q][r]; \
+            rb[l] = ((uint)ih < (uint)BH && (uint)iw < (uint)BW) ? B[c0[c] + r0[q][r]] : (T)0; \
+        } \
+    }
+    // registers -> local tile half h
+#define STORE(h) \
+    _Pragma("unroll") \
+    for (int l = 0; l < NA; ++l) { \
+        const int e = tid + l * NT; \
+        if (NA * NT == TM * BK || e < TM * BK) As[h][e % BK][e / BK] = ra[l]; \
+    } \
+    _Pragma("unroll") \
+    for (int l = 0; l < NB; ++l) { \
+        const int e = tid + l * NT; \
+        if (NB * NT == BK * TN || e < BK * TN) { \
+            B_RC(e) \
+            Bs[h][r][c] = rb[l]; \
+        } \
+    }
+
+    T ra[NA], rb[NB];
     T acc[WM][WN];
     for (int i = 0; i < WM; ++i)
         for (int j = 0; j < WN; ++j)
             acc[i][j] = 0;
+    // Software pipeline, one barrier per BK step t: the tiles of step t + 1 are read into
+    // registers before step t's MACs and stored to the other local half after them; the row
+    // tables of step t + 2 are filled meanwhile (row tables of step t: half t % 2).
     ROWS(0, 0)
+    ROWS(BK, 1)
     barrier(CLK_LOCAL_MEM_FENCE);
-    int s = 0;
+    LOAD(0)
+    STORE(0)
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int h = 0;
     for (int k0 = 0; k0 < klen; k0 += BK) {
-        if (k0 + BK < klen) { ROWS(k0 + BK, s ^ 1) }
-        // A tile: TM rows x BK columns, consecutive work items along k
-        for (int e = tid; e < TM * BK; e += NT) {
-            const int r = e / BK, c = e % BK;
-            const int gm = m0 + r, ka = r3[s][c];
-#if MODE == 0
-            As[c][r] = (gm < M && ka >= 0) ? A[gm * K + ka] : (T)0;
-#elif MODE == 1
-            As[c][r] = (gm < M && ka >= 0) ? A[ka + gm * khkw] : (T)0;
-#else
-            As[c][r] = (gm < M && ka >= 0) ? A[ka + gm * HoWo] : (T)0;
-#endif
+        const bool more = k0 + BK < klen;
+        if (more) {
+            LOAD(h ^ 1)
+            ROWS(k0 + 2 * BK, h)
         }
-        // B tile: BK rows x TN columns, consecutive work items along n (along k when $tb)
-        for (int e = tid; e < BK * TN; e += NT) {
-#if $tb
-            const int r = e % BK, c = e / BK;
-#else
-            const int r = e / TN, c = e % TN;
-#endif
-            const int ih = c1[c] + r1[s][r], iw = c2[c] + r2[s][r];
-            Bs[r][c] = ((uint)ih < (uint)BH && (uint)iw < (uint)BW) ? B[c0[c] + r0[s][r]] : (T)0;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        #pragma unroll
         for (int k = 0; k < BK; ++k) {
             T a[WM], b[WN];
-            for (int i = 0; i < WM; ++i) a[i] = As[k][ty * WM + i];
-            for (int j = 0; j < WN; ++j) b[j] = Bs[k][tx + j * NX];
+            for (int i = 0; i < WM; ++i) a[i] = As[h][k][ty * WM + i];
+            for (int j = 0; j < WN; ++j) b[j] = Bs[h][k][tx + j * NX];
             for (int i = 0; i < WM; ++i)
                 for (int j = 0; j < WN; ++j)
                     MAC(acc[i][j], a[i], b[j]);
         }
-        s ^= 1;
+        if (more) { STORE(h ^ 1) }
+        h ^= 1;
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     for (int i = 0; i < WM; ++i) {
