@@ -177,24 +177,66 @@ void conv(__global T* restrict out, __global const T* restrict A, __global const
 #else
 #define B_RC(e) const int r = (e) / TN, c = (e) % TN;
 #endif
+// A work item's A elements share one column (k) when NT % BK == 0: its row table entry is read
+// once a step. Its B elements share one column (n) when loaded along n and NT % TN == 0 (the
+// column's table entries are then read once, into registers), or one row (k) when loaded along
+// k and NT % BK == 0 (read once a step); else every element reads both tables.
+#if NT % BK == 0
+#define A_PRE(q) const int ka = r3[q][tid % BK];
+#define A_ELEM(l, q) \
+    { \
+        const int gm = m0 + tid / BK + (l) * (NT / BK); \
+        ra[l] = (gm < M && ka >= 0) ? A_AT(gm, ka) : (T)0; \
+    }
+#else
+#define A_PRE(q)
+#define A_ELEM(l, q) \
+    { \
+        const int e = tid + (l) * NT; \
+        const int gm = m0 + e / BK, ka = r3[q][e % BK]; \
+        ra[l] = (gm < M && ka >= 0) ? A_AT(gm, ka) : (T)0; \
+    }
+#endif
+#define B_GATHER(l, ih, iw, at) \
+    rb[l] = ((uint)(ih) < (uint)BH && (uint)(iw) < (uint)BW) ? B[at] : (T)0;
+#if !$tb && NT % TN == 0
+#define B_FIXED_COLUMN 1
+#define B_PRE(q)
+#define B_ELEM(l, q) \
+    { \
+        const int r = tid / TN + (l) * (NT / TN); \
+        B_GATHER(l, bc1 + r1[q][r], bc2 + r2[q][r], bc0 + r0[q][r]) \
+    }
+#elif $tb && NT % BK == 0
+#define B_FIXED_COLUMN 0
+#define B_PRE(q) \
+    const int br0 = r0[q][tid % BK], br1 = r1[q][tid % BK], br2 = r2[q][tid % BK];
+#define B_ELEM(l, q) \
+    { \
+        const int c = tid / BK + (l) * (NT / BK); \
+        B_GATHER(l, c1[c] + br1, c2[c] + br2, c0[c] + br0) \
+    }
+#else
+#define B_FIXED_COLUMN 0
+#define B_PRE(q)
+#define B_ELEM(l, q) \
+    { \
+        B_RC(tid + (l) * NT) \
+        B_GATHER(l, c1[c] + r1[q][r], c2[c] + r2[q][r], c0[c] + r0[q][r]) \
+    }
+#endif
 #define LOAD(q) \
-    _Pragma("unroll") \
-    for (int l = 0; l < NA; ++l) { \
-        const int e = tid + l * NT; \
-        if (NA * NT == TM * BK || e < TM * BK) { \
-            const int r = e / BK, c = e % BK; \
-            const int gm = m0 + r, ka = r3[q][c]; \
-            ra[l] = (gm < M && ka >= 0) ? A_AT(gm, ka) : (T)0; \
-        } \
+    { \
+        A_PRE(q) \
+        _Pragma("unroll") \
+        for (int l = 0; l < NA; ++l) \
+            if (NA * NT == TM * BK || tid + l * NT < TM * BK) A_ELEM(l, q) \
     } \
-    _Pragma("unroll") \
-    for (int l = 0; l < NB; ++l) { \
-        const int e = tid + l * NT; \
-        if (NB * NT == BK * TN || e < BK * TN) { \
-            B_RC(e) \
-            const int ih = c1[c] + r1[q][r], iw = c2[c] + r2[q][r]; \
-            rb[l] = ((uint)ih < (uint)BH && (uint)iw < (uint)BW) ? B[c0[c] + r0[q][r]] : (T)0; \
-        } \
+    { \
+        B_PRE(q) \
+        _Pragma("unroll") \
+        for (int l = 0; l < NB; ++l) \
+            if (NB * NT == BK * TN || tid + l * NT < BK * TN) B_ELEM(l, q) \
     }
     // registers -> local tile half h
 #define STORE(h) \
@@ -223,6 +265,9 @@ void conv(__global T* restrict out, __global const T* restrict A, __global const
     ROWS(0, 0)
     ROWS(BK, 1)
     barrier(CLK_LOCAL_MEM_FENCE);
+#if B_FIXED_COLUMN
+    const int bc0 = c0[tid % TN], bc1 = c1[tid % TN], bc2 = c2[tid % TN];
+#endif
     LOAD(0)
     STORE(0)
     barrier(CLK_LOCAL_MEM_FENCE);
