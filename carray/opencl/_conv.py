@@ -1,8 +1,10 @@
 """Convolution on the device as implicit GEMM (kernels/conv.cl): conv2d's forward, its input
 gradient and its weight gradient each as one tiled GEMM launch whose operand tiles are gathered
 from the NCHW images as they load, so no im2col matrix, col2im pass, transpose copy or bias
-launch. The weight gradient splits its long K (batch x output pixels) over work groups when the
-output tiles alone leave the device idle, and sums the slices with one reduction.
+launch. The input gradient runs one stride phase (h % sh, w % sw) per work-group column, each
+with only the kernel taps that reach its pixels (no MACs on zeros). The weight gradient splits
+its long K (batch x output pixels) over work groups when the output tiles alone leave the
+device idle, and sums the slices with one reduction.
 
 Environment (read on every call, part of the plan key):
 - CARRAY_OPENCL_CONV=im2col: carray/opencl/_nn.py's im2col + GEMM (+ col2im) path instead, for
