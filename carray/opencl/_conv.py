@@ -11,6 +11,8 @@ Environment (read on every call, part of the plan key):
   comparison; anything else (or unset): implicit GEMM.
 - CARRAY_OPENCL_CONV_TILE="TM,TN,BK,WM,WN": the tile of all three kernels (TM % WM == TN % WN
   == 0); CARRAY_OPENCL_CONV_TILE_FWD / _GIN / _GW set one kernel's. Defaults: tile() below.
+- CARRAY_OPENCL_CONV_VEC=0: 8 x 8 register blocks read from local memory element by element
+  rather than as 4-vectors (the default for WM = WN = 8).
 
 Index arithmetic is 32-bit: calls whose arrays exceed 2**31 - 1 elements (or images of 2**27
 rows) take the im2col path."""
@@ -70,12 +72,18 @@ def fits(*shapes, sides=()):
     return all(v < SIDE_LIMIT for v in sides)
 
 
-def _kernel(t, cfg, mode, bias):
+def vec(cfg):
+    """Whether tile cfg's 8 x 8 blocks are read as 4-vectors (CARRAY_OPENCL_CONV_VEC=0: no)."""
+    return cfg[3] == cfg[4] == 8 and os.environ.get("CARRAY_OPENCL_CONV_VEC", "1") != "0"
+
+
+def _kernel(t, cfg, mode, bias, v):
     tm, tn, bk, wm, wn = cfg
-    return _cache.kernel(("conv", t, cfg, mode, bias), "conv",
-                         lambda: _cache.render("conv.cl", t=CL_TYPES[t], tm=tm, tn=tn, bk=bk,
-                                               wm=wm, wn=wn, mac="(acc) = fma(a, b, (acc))",
-                                               mode=mode, bias=int(bias), tb=int(mode == GW)),
+    return _cache.kernel(("conv", t, cfg, mode, bias, v), "conv",
+                         lambda: _cache.render("conv.cl", t=CL_TYPES[t], t4=CL_TYPES[t] + "4",
+                                               tm=tm, tn=tn, bk=bk, wm=wm, wn=wn,
+                                               mac="(acc) = fma(a, b, (acc))", mode=mode,
+                                               bias=int(bias), vec=int(v), tb=int(mode == GW)),
                          "int", t == FLOAT64)
 
 
@@ -112,7 +120,8 @@ _plans = _cache.PlanCache()
 def _plan(mode, t, geom, M, N, K, offs, bias):
     """The plan of one launch of kernel `mode` for an M x N x K product (grad_input: N and K of
     its largest phase) over geometry geom, with these buffer offsets."""
-    env = (os.environ.get(_ENV_NAMES[mode]), os.environ.get("CARRAY_OPENCL_CONV_TILE"))
+    env = (os.environ.get(_ENV_NAMES[mode]), os.environ.get("CARRAY_OPENCL_CONV_TILE"),
+           os.environ.get("CARRAY_OPENCL_CONV_VEC"))
     key = (mode, t, geom, offs, bias, env)
     plan = _plans.get(key)
     if plan is not None:
@@ -125,7 +134,7 @@ def _plan(mode, t, geom, M, N, K, offs, bias):
         split, slices = 0, 1
     if mode == GIN:
         slices = geom[9] * geom[10]      # one phase (h % sh, w % sw) per slice
-    knl = _kernel(t, cfg, mode, bias)
+    knl = _kernel(t, cfg, mode, bias, vec(cfg))
     args = [struct.pack("15i", *geom)] + [struct.pack("i", v) for v in offs + (split,)]
     consts = [v for i, a in enumerate(args, 4) for v in (i, a)]
     nx, ny = tn // wn, tm // wm

@@ -218,14 +218,18 @@ def test_grad_weight_split_k(monkeypatch, dtype):
           ref_grad_weight(np.abs(x), np.abs(g), wshape, (2, 2), (1, 1), (1, 1)), dtype)
 
 
-@pytest.mark.parametrize("tile, dtype", [
-    ("24,40,8,8,8", np.float32),        # work items that do not divide the tiles (15 of them)
-    ("64,128,16,8,8", np.float32),      # the GPU defaults
-    ("128,128,8,8,8", np.float64),
+@pytest.mark.parametrize("tile, dtype, vec", [
+    ("24,40,8,8,8", np.float32, "1"),     # work items that do not divide the tiles (15 of them)
+    ("64,128,16,8,8", np.float32, "1"),   # the GPU defaults
+    ("64,128,16,8,8", np.float32, "0"),
+    ("128,128,8,8,8", np.float64, "1"),
+    ("16,16,8,4,2", np.float64, "1"),
 ])
-def test_other_tiles(monkeypatch, tile, dtype):
-    """CARRAY_OPENCL_CONV_TILE picks the tile of all three kernels (read per call)."""
+def test_other_tiles(monkeypatch, tile, dtype, vec):
+    """CARRAY_OPENCL_CONV_TILE picks the tile of all three kernels, CARRAY_OPENCL_CONV_VEC whether
+    8 x 8 blocks read 4-vectors (both read per call)."""
     monkeypatch.setenv("CARRAY_OPENCL_CONV_TILE", tile)
+    monkeypatch.setenv("CARRAY_OPENCL_CONV_VEC", vec)
     x, w, b, s, p, d = _case(CASES[1], dtype, 8)
     xg, wg, bg = (ca.asarray(a, device="gpu") for a in (x, w, b))
     close(nn.conv2d(xg, wg, bg, stride=s, padding=p, dilation=d), ref_forward(x, w, b, s, p, d),

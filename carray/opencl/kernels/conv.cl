@@ -21,8 +21,10 @@
 // row, in tables for the step after next filled by BK work items during a step (double-
 // buffered too); the loads only add table entries, and the MAC loop is matmul.cl's. A table
 // entry BAD makes every gather through it fall outside the image: the edges of M, N and K.
-// The host fills the type, MAC, the tile sizes, the mode, $bias and $tb (1: B tiles loaded along
-// k, for mode 2).
+// With $vec (WM = WN = 8) a work item's 8 x 8 block is four 4 x 4 quarters, as in matmul.cl's
+// fast kernel, so each k step reads four 4-vectors from local memory for 64 MACs.
+// The host fills the type (and its 4-vector), MAC, the tile sizes, the mode, $bias, $vec and
+// $tb (1: B tiles loaded along k, for mode 2).
 
 #define T $t
 #define TM $tm
@@ -36,6 +38,20 @@
 #define NA ((TM * BK + NT - 1) / NT)      // A elements a work item loads per BK step
 #define NB ((BK * TN + NT - 1) / NT)      // B elements
 #define MAC(acc, a, b) $mac
+#define VEC $vec                          // 8 x 8 blocks read as 4-vectors (WM = WN = 8)
+#define T4 $t4
+#if VEC
+// a work item's rows: ty*4 + i and TM/2 + ty*4 + i (i < 4); columns likewise with tx, TN
+#define ROW_OF(i) ((i) < 4 ? ty * 4 + (i) : TM / 2 + ty * 4 + (i) - 4)
+#define COL_OF(j) ((j) < 4 ? tx * 4 + (j) : TN / 2 + tx * 4 + (j) - 4)
+#define APAD 4                            // local rows stay 4-vector aligned
+#define BPAD ($tb * 4)
+#else
+#define ROW_OF(i) (ty * WM + (i))
+#define COL_OF(j) (tx + (j) * NX)
+#define APAD 1
+#define BPAD $tb
+#endif
 #define MODE $mode
 #define HAS_BIAS $bias
 #define BAD (-(1 << 29))
@@ -62,8 +78,10 @@ void conv(__global T* restrict out, __global const T* restrict A, __global const
           __global const T* restrict bias, const cg_t g, const int offo, const int offa,
           const int offb, const int offbias, const int split)
 {
-    __local T As[2][BK][TM + 1];          // two halves: step t computes from one, loads the other
-    __local T Bs[2][BK][TN + $tb];        // (rows padded when stored along k: no bank conflicts)
+    // two halves: step t computes from one and loads the other; rows padded against bank
+    // conflicts on the stores (A always, B when stored along k)
+    __local T As[2][BK][TM + APAD] __attribute__((aligned(4 * sizeof(T))));
+    __local T Bs[2][BK][TN + BPAD] __attribute__((aligned(4 * sizeof(T))));
     __local int c0[TN], c1[TN], c2[TN], c3[TN];            // per tile column
     __local int r0[2][BK], r1[2][BK], r2[2][BK], r3[2][BK];  // per tile row, two BK steps
     const int tx = get_local_id(0), ty = get_local_id(1);
@@ -280,9 +298,18 @@ void conv(__global T* restrict out, __global const T* restrict A, __global const
         }
         #pragma unroll
         for (int k = 0; k < BK; ++k) {
+#if VEC
+            const T4 a0 = *(__local const T4*)&As[h][k][ty * 4];
+            const T4 a1 = *(__local const T4*)&As[h][k][TM / 2 + ty * 4];
+            const T4 b0 = *(__local const T4*)&Bs[h][k][tx * 4];
+            const T4 b1 = *(__local const T4*)&Bs[h][k][TN / 2 + tx * 4];
+            const T a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+            const T b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#else
             T a[WM], b[WN];
-            for (int i = 0; i < WM; ++i) a[i] = As[h][k][ty * WM + i];
-            for (int j = 0; j < WN; ++j) b[j] = Bs[h][k][tx + j * NX];
+            for (int i = 0; i < WM; ++i) a[i] = As[h][k][ROW_OF(i)];
+            for (int j = 0; j < WN; ++j) b[j] = Bs[h][k][COL_OF(j)];
+#endif
             for (int i = 0; i < WM; ++i)
                 for (int j = 0; j < WN; ++j)
                     MAC(acc[i][j], a[i], b[j]);
@@ -292,13 +319,13 @@ void conv(__global T* restrict out, __global const T* restrict A, __global const
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     for (int i = 0; i < WM; ++i) {
-        const int gm = m0 + ty * WM + i;
-        if (gm >= M) break;
+        const int gm = m0 + ROW_OF(i);
+        if (gm >= M) continue;
 #if MODE == 0 && HAS_BIAS
         const T bm = bias[offbias + gm];
 #endif
         for (int j = 0; j < WN; ++j) {
-            const int cc = tx + j * NX, gn = n0 + cc;
+            const int cc = COL_OF(j), gn = n0 + cc;
             if (gn >= N) continue;
 #if MODE == 0
 #if HAS_BIAS
