@@ -22,7 +22,7 @@
 // buffered too); the loads only add table entries, and the MAC loop is matmul.cl's. A table
 // entry BAD makes every gather through it fall outside the image: the edges of M, N and K.
 // With $vec (WM = WN = 8) a work item's 8 x 8 block is four 4 x 4 quarters, as in matmul.cl's
-// fast kernel, so each k step reads four 4-vectors from local memory for 64 MACs.
+// fast kernel: each k step reads four 4-vectors from local memory for 16 4-vector FMAs.
 // The host fills the type (and its 4-vector), MAC, the tile sizes, the mode, $bias, $vec and
 // $tb (1: B tiles loaded along k, for mode 2).
 
@@ -273,10 +273,15 @@ void conv(__global T* restrict out, __global const T* restrict A, __global const
     }
 
     T ra[NA], rb[NB];
+#if VEC
+    T4 accv[8][2];                        // columns COL_OF(0..3) and COL_OF(4..7) of row i
+    for (int i = 0; i < 8; ++i) accv[i][0] = accv[i][1] = (T4)(0);
+#else
     T acc[WM][WN];
     for (int i = 0; i < WM; ++i)
         for (int j = 0; j < WN; ++j)
             acc[i][j] = 0;
+#endif
     // Software pipeline, one barrier per BK step t: the tiles of step t + 1 are read into
     // registers before step t's MACs and stored to the other local half after them; the row
     // tables of step t + 2 are filled meanwhile (row tables of step t: half t % 2).
@@ -304,20 +309,31 @@ void conv(__global T* restrict out, __global const T* restrict A, __global const
             const T4 b0 = *(__local const T4*)&Bs[h][k][tx * 4];
             const T4 b1 = *(__local const T4*)&Bs[h][k][TN / 2 + tx * 4];
             const T a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
-            const T b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+            #pragma unroll
+            for (int i = 0; i < 8; ++i) {
+                accv[i][0] = fma((T4)(a[i]), b0, accv[i][0]);
+                accv[i][1] = fma((T4)(a[i]), b1, accv[i][1]);
+            }
 #else
             T a[WM], b[WN];
             for (int i = 0; i < WM; ++i) a[i] = As[h][k][ROW_OF(i)];
             for (int j = 0; j < WN; ++j) b[j] = Bs[h][k][COL_OF(j)];
-#endif
             for (int i = 0; i < WM; ++i)
                 for (int j = 0; j < WN; ++j)
                     MAC(acc[i][j], a[i], b[j]);
+#endif
         }
         if (more) { STORE(h ^ 1) }
         h ^= 1;
         barrier(CLK_LOCAL_MEM_FENCE);
     }
+#if VEC
+    T acc[8][8];
+    for (int i = 0; i < 8; ++i) {
+        vstore4(accv[i][0], 0, &acc[i][0]);
+        vstore4(accv[i][1], 0, &acc[i][4]);
+    }
+#endif
     for (int i = 0; i < WM; ++i) {
         const int gm = m0 + ROW_OF(i);
         if (gm >= M) continue;
