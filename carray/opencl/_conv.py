@@ -14,8 +14,8 @@ Environment (read on every call, part of the plan key):
 - CARRAY_OPENCL_CONV_VEC=0: 8 x 8 register blocks read from local memory element by element
   rather than as 4-vectors (the default for WM = WN = 8).
 
-Index arithmetic is 32-bit: calls whose arrays exceed 2**31 - 1 elements (or images of 2**27
-rows) take the im2col path."""
+Index arithmetic is 32-bit: calls whose arrays (with their buffer offsets) exceed 2**30
+elements, or whose images 2**27 rows, take the im2col path."""
 
 import os
 import struct
@@ -62,12 +62,16 @@ def tile(mode, M, t=None):
     return cfg[:2] + (8,) + cfg[3:] if t == FLOAT64 else cfg
 
 
-def fits(*shapes, sides=()):
-    """Whether 32-bit indices cover arrays of these shapes (and image sides + padding)."""
-    for s in shapes:
-        n = 1
-        for d in s:
-            n *= d
+def fits(*operands, sides=()):
+    """Whether 32-bit indices cover these operands (device arrays, counting their offsets, or
+    shapes) and image sides + padding."""
+    for a in operands:
+        if isinstance(a, tuple):
+            n = 1
+            for d in a:
+                n *= d
+        else:
+            n = a._cl()[1] + a.size
         if n > INT_LIMIT // 2:
             return False
     return all(v < SIDE_LIMIT for v in sides)

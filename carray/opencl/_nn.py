@@ -118,7 +118,7 @@ def conv2d_forward(x, w, b, out_shape, stride, padding, dilation):
     N, O, Ho, Wo = out_shape
     if N * O * Ho * Wo == 0:
         return _empty(out_shape, x.dtype)
-    if x.size and _conv.implicit() and _conv.fits(x.shape, w.shape, out_shape,
+    if x.size and _conv.implicit() and _conv.fits(x, w, out_shape,
                                                  sides=(x.shape[2] + padding[0],
                                                         x.shape[3] + padding[1])):
         return _conv.forward(x, w, b, out_shape, stride, padding, dilation)
@@ -138,7 +138,7 @@ def conv2d_grad_input(gout, w, input_shape, stride, padding, dilation):
     N, C, H, W = input_shape
     O, _, kh, kw = w.shape
     if N * C * H * W and gout.size and _conv.implicit() and \
-            _conv.fits(input_shape, w.shape, gout.shape, sides=(H + padding[0], W + padding[1])):
+            _conv.fits(input_shape, w, gout, sides=(H + padding[0], W + padding[1])):
         return _conv.grad_input(gout, w, input_shape, stride, padding, dilation)
     gin = _empty(input_shape, gout.dtype)
     if gin.size == 0:
@@ -157,7 +157,7 @@ def conv2d_grad_weight(x, gout, weight_shape, stride, padding, dilation):
     O, C, kh, kw = weight_shape
     if gout.size == 0 or x.size == 0:
         return carray.zeros(weight_shape, dtype=x.dtype, device="gpu")
-    if _conv.implicit() and _conv.fits(x.shape, weight_shape, gout.shape,
+    if _conv.implicit() and _conv.fits(x, weight_shape, gout,
                                        sides=(x.shape[2] + padding[0], x.shape[3] + padding[1])):
         return _conv.grad_weight(x, gout, weight_shape, stride, padding, dilation)
     col = _im2col(x, (kh, kw), gout.shape[2:], stride, padding, dilation)

@@ -270,3 +270,24 @@ def test_switch(monkeypatch, path):
     assert calls == ([] if path == "im2col" else ["forward", "grad_input", "grad_weight"])
     close(out, ref_forward(x, w, b, s, p, d),
           ref_forward(np.abs(x), np.abs(w), np.abs(b), s, p, d), np.float32)
+
+
+def test_fallback_beyond_32_bit_indices(monkeypatch):
+    """Operands whose offset + size would overflow the kernels' int indices take the im2col
+    path (here with the limit lowered: an input at an offset past it)."""
+    from carray.opencl import _conv
+    monkeypatch.setattr(_conv, "INT_LIMIT", 2 * 150)
+    calls = []
+    real = _conv.forward
+    monkeypatch.setattr(_conv, "forward", lambda *a: calls.append(1) or real(*a))
+    rng = np.random.default_rng(10)
+    xs = rng.standard_normal((3, 2, 7, 7)).astype(np.float32)
+    w = rng.standard_normal((2, 2, 3, 3)).astype(np.float32)
+    xg, wg = ca.asarray(xs, device="gpu"), ca.asarray(w, device="gpu")
+    ref = ref_forward(xs[1:2], w, None, (1, 1), (1, 1), (1, 1))
+    scale = ref_forward(np.abs(xs[1:2]), np.abs(w), None, (1, 1), (1, 1), (1, 1))
+    close(nn.conv2d(xg[:1], wg, padding=1), ref_forward(xs[:1], w, None, (1, 1), (1, 1), (1, 1)),
+          ref_forward(np.abs(xs[:1]), np.abs(w), None, (1, 1), (1, 1), (1, 1)), np.float32)
+    assert calls == [1]                        # 98 elements at offset 0
+    close(nn.conv2d(xg[1:2], wg, padding=1), ref, scale, np.float32)
+    assert calls == [1]                        # 98 elements at offset 98: past 150, im2col
