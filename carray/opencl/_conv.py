@@ -29,12 +29,13 @@ from carray.opencl._types import CL_TYPES, FLOAT64
 FWD, GIN, GW = 0, 1, 2
 _ENV_NAMES = {FWD: "CARRAY_OPENCL_CONV_TILE_FWD", GIN: "CARRAY_OPENCL_CONV_TILE_GIN",
               GW: "CARRAY_OPENCL_CONV_TILE_GW"}
-# Default tiles (TM, TN, BK, WM, WN): a GPU gets 8 x 8 register blocks, TM 64 when M (output or
-# input channels) is at most 64 so half the tile is not idle, BK 8 for float64 (two halves of
-# each tile stay within 48 KiB of local memory); a CPU device (PoCL) 64 x 64 (its vector FMAs
-# on 4-vectors are what PoCL runs fast: 2-3x the 4 x 4 blocks' speed).
+# Default tiles (TM, TN, BK, WM, WN): a GPU gets 8 x 8 register blocks, TM 64 (32) when M (output
+# or input channels) is at most 64 (32) so most of the tile is not idle, BK 8 for float64 (two
+# halves of each tile stay within 48 KiB of local memory); a CPU device (PoCL) 64 x 64 (its
+# FMAs on 4-vectors are what PoCL runs fast: 2-3x the speed of 4 x 4 scalar blocks).
 GPU_TILE_BIG = (128, 128, 16, 8, 8)
 GPU_TILE_64 = (64, 128, 16, 8, 8)
+GPU_TILE_32 = (32, 128, 16, 8, 8)
 CPU_TILE = (64, 64, 16, 8, 8)
 INT_LIMIT = 2**31 - 1
 SIDE_LIMIT = 2**27
@@ -58,7 +59,7 @@ def tile(mode, M, t=None):
         return cfg
     if runtime().is_cpu:
         return CPU_TILE
-    cfg = GPU_TILE_64 if M <= 64 else GPU_TILE_BIG
+    cfg = GPU_TILE_32 if M <= 32 else GPU_TILE_64 if M <= 64 else GPU_TILE_BIG
     return cfg[:2] + (8,) + cfg[3:] if t == FLOAT64 else cfg
 
 

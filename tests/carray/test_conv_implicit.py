@@ -222,6 +222,7 @@ def test_grad_weight_split_k(monkeypatch, dtype):
     ("24,40,8,8,8", np.float32, "1"),     # work items that do not divide the tiles (15 of them)
     ("64,128,16,8,8", np.float32, "1"),   # the GPU defaults
     ("64,128,16,8,8", np.float32, "0"),
+    ("32,128,16,8,8", np.float32, "1"),
     ("128,128,8,8,8", np.float64, "1"),
     ("16,16,8,4,2", np.float64, "1"),
 ])
