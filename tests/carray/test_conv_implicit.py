@@ -249,9 +249,10 @@ def test_other_tiles(monkeypatch, tile, dtype, vec):
 def test_bad_tile(monkeypatch):
     """A malformed CARRAY_OPENCL_CONV_TILE is a ValueError naming the expected form."""
     x, w, b, s, p, d = _case(CASES[0], np.float32, 8)
-    monkeypatch.setenv("CARRAY_OPENCL_CONV_TILE", "16,16,8")
-    with pytest.raises(ValueError, match="TM,TN,BK,WM,WN"):
-        nn.conv2d(ca.asarray(x, device="gpu"), ca.asarray(w, device="gpu"))
+    for bad in ("16,16,8", "16,16,8,3,2", "a,b,c,d,e", "16,16,0,4,4"):
+        monkeypatch.setenv("CARRAY_OPENCL_CONV_TILE_FWD", bad)
+        with pytest.raises(ValueError, match="CARRAY_OPENCL_CONV_TILE_FWD: expected 'TM,TN,BK"):
+            nn.conv2d(ca.asarray(x, device="gpu"), ca.asarray(w, device="gpu"))
 
 
 @pytest.mark.parametrize("path", ["im2col", "implicit"])
