@@ -1,15 +1,15 @@
 """carray.nn's kernels on the device, with the signatures of carray/cpu/_nn.pyx (carray/nn.py
-validates the arguments and calls one or the other): convolution as im2col + GEMM (its input
-gradient as GEMM + col2im), pooling and pooling gradients as direct kernels (nn.cl), softmax
-cross entropy and its gradient as one kernel each (loss.cl), SGD's update of many parameters as
-one kernel (optim.cl)."""
+validates the arguments and calls one or the other): convolution as implicit GEMM (_conv.py;
+with CARRAY_OPENCL_CONV=im2col as im2col + GEMM, its input gradient as GEMM + col2im), pooling
+and pooling gradients as direct kernels (nn.cl), softmax cross entropy and its gradient as one
+kernel each (loss.cl), SGD's update of many parameters as one kernel (optim.cl)."""
 
 import struct
 import threading
 import time
 
 import carray
-from carray.opencl import _cache, _profiling, _rows
+from carray.opencl import _cache, _conv, _profiling, _rows
 from carray.opencl._launch import launch
 from carray.opencl._layout import int_arg as _i
 from carray.opencl._layout import long_arg as _q
@@ -118,6 +118,10 @@ def conv2d_forward(x, w, b, out_shape, stride, padding, dilation):
     N, O, Ho, Wo = out_shape
     if N * O * Ho * Wo == 0:
         return _empty(out_shape, x.dtype)
+    if x.size and _conv.implicit() and _conv.fits(x, w, out_shape,
+                                                 sides=(x.shape[2] + padding[0],
+                                                        x.shape[3] + padding[1])):
+        return _conv.forward(x, w, b, out_shape, stride, padding, dilation)
     col = _im2col(x, w.shape[2:], (Ho, Wo), stride, padding, dilation)
     out2 = w.reshape(O, -1) @ col                           # (O, N * Ho * Wo)
     out = out2.reshape(O, N, Ho, Wo).transpose(1, 0, 2, 3)
@@ -133,6 +137,9 @@ def conv2d_grad_input(gout, w, input_shape, stride, padding, dilation):
     """The gradient of conv2d with respect to its input of shape input_shape."""
     N, C, H, W = input_shape
     O, _, kh, kw = w.shape
+    if N * C * H * W and gout.size and _conv.implicit() and \
+            _conv.fits(input_shape, w, gout, sides=(H + padding[0], W + padding[1])):
+        return _conv.grad_input(gout, w, input_shape, stride, padding, dilation)
     gin = _empty(input_shape, gout.dtype)
     if gin.size == 0:
         return gin
@@ -150,6 +157,9 @@ def conv2d_grad_weight(x, gout, weight_shape, stride, padding, dilation):
     O, C, kh, kw = weight_shape
     if gout.size == 0 or x.size == 0:
         return carray.zeros(weight_shape, dtype=x.dtype, device="gpu")
+    if _conv.implicit() and _conv.fits(x, weight_shape, gout,
+                                       sides=(x.shape[2] + padding[0], x.shape[3] + padding[1])):
+        return _conv.grad_weight(x, gout, weight_shape, stride, padding, dilation)
     col = _im2col(x, (kh, kw), gout.shape[2:], stride, padding, dilation)
     return (_gout_rows(gout) @ col.T).reshape(weight_shape)
 
