@@ -922,6 +922,51 @@ cdef class Array:
         """True where every element over axis is nonzero."""
         return ops().all(self, axis, out, keepdims)
 
+    # NumPy's ndarray methods that call a carray function of the same name
+    def dot(self, b, out=None):
+        """The dot product with b (see carray.dot)."""
+        import carray
+        return carray.dot(self, b, out=out)
+
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        """The sum along a diagonal (see carray.trace)."""
+        import carray
+        r = carray.trace(self, offset, axis1, axis2, dtype)
+        if out is None:
+            return r
+        out[...] = r
+        return out
+
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        """The diagonal(s) between axis1 and axis2 (see carray.diagonal)."""
+        import carray
+        return carray.diagonal(self, offset, axis1, axis2)
+
+    def nonzero(self):
+        """A tuple of the indices of the nonzero elements, one array per dimension (see
+        carray.nonzero)."""
+        import carray
+        return carray.nonzero(self)
+
+    def repeat(self, repeats, axis=None):
+        """Each element repeated (see carray.repeat)."""
+        import carray
+        return carray.repeat(self, repeats, axis=axis)
+
+    def round(self, decimals=0, out=None):
+        """Rounded to decimals, halves to even (see carray.round)."""
+        import carray
+        r = carray.round(self, decimals=decimals)
+        if out is None:
+            return r
+        out[...] = r
+        return out
+
+    def searchsorted(self, v, side="left", sorter=None):
+        """Where v's elements would go in this sorted 1-d array (see carray.searchsorted)."""
+        import carray
+        return carray.searchsorted(self, v, side=side, sorter=sorter)
+
     # -- operators (implemented in _ufunc) ------------------------------------------------------
 
     __array_ufunc__ = None     # NumPy defers to our reflected operators: ndarray + Array -> Array
