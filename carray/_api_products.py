@@ -10,7 +10,6 @@ arange pairs, so they return copies where NumPy returns read-only views.
 
 import math
 import operator
-import warnings
 
 import carray
 
@@ -134,11 +133,10 @@ def kron(a, b, /):
 
 
 def cross(a, b, /, axisa=-1, axisb=-1, axisc=-1, axis=None):
-    """The cross product of the 3-vectors (or, deprecated as in NumPy 2, 2-vectors) along
-    axisa of a and axisb of b, the other axes broadcast, the vectors of the result along axisc
-    (axis, if given, sets all three). Two 2-vectors give the scalar z component; a 2-vector
-    against a 3-vector has z = 0. ValueError when a size is not 2 or 3; AxisError for a bad
-    axis."""
+    """The cross product of the 3-vectors along axisa of a and axisb of b, the other axes
+    broadcast, the vectors of the result along axisc (axis, if given, sets all three).
+    ValueError when a vector size is not 3 (2-vectors too, as NumPy once the deprecation of
+    NumPy 2.0 expired, and as the array API's linalg.cross); AxisError for a bad axis."""
     a, b = _operands("cross", a, b)
     if axis is not None:
         axisa = axisb = axisc = axis
@@ -146,22 +144,12 @@ def cross(a, b, /, axisa=-1, axisb=-1, axisc=-1, axis=None):
         raise ValueError("cross: At least one array has zero dimension")
     a = carray.moveaxis(a, _axis(axisa, a.ndim, "axisa"), -1)
     b = carray.moveaxis(b, _axis(axisb, b.ndim, "axisb"), -1)
-    if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
-        raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 or 3)")
-    if a.shape[-1] == 2 or b.shape[-1] == 2:
-        warnings.warn("Arrays of 2-dimensional vectors are deprecated. Use arrays of "
-                      "3-dimensional vectors instead. (deprecated in NumPy 2.0)",
-                      DeprecationWarning, stacklevel=2)
-    a0, a1 = a[..., 0], a[..., 1]
-    b0, b1 = b[..., 0], b[..., 1]
-    z = a0 * b1 - a1 * b0
-    if a.shape[-1] == 2 and b.shape[-1] == 2:
-        return z
-    zero = carray.zeros((), dtype=carray.result_type(a.dtype, b.dtype), device=a.device)
-    a2 = a[..., 2] if a.shape[-1] == 3 else zero
-    b2 = b[..., 2] if b.shape[-1] == 3 else zero
-    x, y = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2
-    x, y, z = carray.broadcast_arrays(x, y, z)
+    if a.shape[-1] != 3 or b.shape[-1] != 3:
+        raise ValueError(f"Both input arrays must be (arrays of) 3-dimensional vectors, but they "
+                         f"are {a.shape[-1]} and {b.shape[-1]} dimensional instead.")
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    x, y, z = carray.broadcast_arrays(a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0)
     out = carray.stack([x, y, z], axis=-1)
     return carray.moveaxis(out, -1, _axis(axisc, out.ndim, "axisc"))
 

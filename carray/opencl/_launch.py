@@ -3,6 +3,7 @@ pyopencl's cheapest calls (the per-launch host cost is what small ops pay), at m
 MAX_IN_FLIGHT of them queued at a time."""
 
 import collections
+import os
 import threading
 import time
 
@@ -84,7 +85,10 @@ def _quiet_launcher():
     enqueues it through carray.opencl._clcall (OpenCL's C entry points called directly, no
     event made) and tells whether it was enqueued; None where those entry points cannot be had.
     They are looked up through pyopencl's own extension module, so they are the OpenCL library
-    (ICD loader) pyopencl uses."""
+    (ICD loader) pyopencl uses. CARRAY_OPENCL_LAUNCH=pyopencl turns it off (every launch then
+    through pyopencl, with its event)."""
+    if os.environ.get("CARRAY_OPENCL_LAUNCH") == "pyopencl":
+        return None
     try:
         import ctypes
 
