@@ -21,8 +21,8 @@ import os
 import struct
 
 import carray
-from carray.opencl import _cache, _reduce
-from carray.opencl._launch import LAUNCH_LOCK, enqueue, set_buffers, set_bytes
+from carray.opencl import _cache, _matmul, _reduce
+from carray.opencl._launch import LAUNCH_LOCK, submit
 from carray.opencl._runtime import runtime
 from carray.opencl._types import CL_TYPES, FLOAT64
 
@@ -97,22 +97,12 @@ def _kernel(t, cfg, mode, bias, v):
                          "int", t == FLOAT64)
 
 
-def _want():
-    return 2 * runtime().device.max_compute_units
-
-
 def _split(M, N, K, cfg):
     """grad_weight's K slice length (0: no split): when its few output tiles leave most compute
-    units idle, K (batch x output pixels) is cut into slices of whole BK steps."""
-    tiles = -(-M // cfg[0]) * -(-N // cfg[1])
-    want = _want()
-    if tiles >= want or K < 2 * SPLIT_MIN_K:
-        return 0
-    S = min(-(-want // tiles), K // SPLIT_MIN_K, SPLIT_MAX)
-    if S < 2:
-        return 0
-    kc = -(-K // S)
-    return -(-kc // cfg[2]) * cfg[2]
+    units idle, K (batch x output pixels) is cut into slices of whole BK steps (the GEMM's
+    split-K rule with the convolution's numbers)."""
+    return _matmul._split_general(M, N, K, cfg, from_k=2 * SPLIT_MIN_K, min_k=SPLIT_MIN_K,
+                                  most=SPLIT_MAX)
 
 
 class _Plan:
@@ -155,9 +145,8 @@ def _plan(mode, t, geom, M, N, K, offs, bias):
 
 def _run(plan, out, a, b, bias):
     with LAUNCH_LOCK:
-        set_buffers(plan.knl, [0, out, 1, a, 2, b, 3, bias])
-        set_bytes(plan.knl, plan.consts)
-        enqueue(runtime().queue, plan.knl, plan.gsize, plan.lsize)
+        submit(runtime().queue, plan.knl, [0, out, 1, a, 2, b, 3, bias], plan.consts, plan.gsize,
+               plan.lsize)
 
 
 def _geom(N, C, H, W, O, Ho, Wo, kh, kw, stride, padding, dilation):

@@ -124,15 +124,17 @@ SPLIT_MAX = 512
 SPLIT_FROM_K = 1000
 
 
-def _split_general(M, N, K, cfg):
+def _split_general(M, N, K, cfg, from_k=SPLIT_FROM_K, min_k=SPLIT_MIN_K, most=SPLIT_MAX):
     """The K slice length for split-K on the general kernel (0: no split): when the output
     tiles leave most compute units idle and K is long, K is cut into slices, each a batch entry
-    of the launch, and the partial products are summed by a reduction."""
+    of the launch, and the partial products are summed by a reduction (from_k: the shortest K
+    that splits, min_k: the shortest slice, most: the most slices; also the convolutions'
+    rule, with their own numbers)."""
     tiles = -(-M // cfg[0]) * -(-N // cfg[1])
     want = _want()
-    if tiles >= want or K < SPLIT_FROM_K:
+    if tiles >= want or K < from_k:
         return 0
-    S = min(-(-want // tiles), K // SPLIT_MIN_K, SPLIT_MAX)
+    S = min(-(-want // tiles), K // min_k, most)
     if S < 2:
         return 0
     kc = -(-K // S)

@@ -203,8 +203,8 @@ def test_unbatched_and_offsets():
 def test_grad_weight_split_k(monkeypatch, dtype):
     """A device wanting many work groups: the weight gradient's K is split over the launch and
     the slices summed."""
-    from carray.opencl import _conv
-    monkeypatch.setattr(_conv, "_want", lambda: 4096)
+    from carray.opencl import _conv, _matmul
+    monkeypatch.setattr(_matmul, "_want", lambda: 4096)     # the split rule is the GEMM's
     monkeypatch.setattr(_conv, "SPLIT_MIN_K", 64)
     rng = np.random.default_rng(7)
     x = rng.standard_normal((3, 6, 29, 27)).astype(dtype)
