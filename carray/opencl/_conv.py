@@ -34,7 +34,7 @@ _ENV_NAMES = {FWD: "CARRAY_OPENCL_CONV_TILE_FWD", GIN: "CARRAY_OPENCL_CONV_TILE_
 # halves of each tile stay within 48 KiB of local memory); a CPU device (PoCL) 64 x 64 (its
 # FMAs on 4-vectors are what PoCL runs fast: 2-3x the speed of 4 x 4 scalar blocks).
 GPU_TILE_BIG = (128, 128, 16, 8, 8)
-GPU_TILE_64 = (64, 128, 16, 8, 8)
+GPU_TILE_64 = (64, 128, 8, 8, 8)       # BK 8: 6-12% faster than 16 on an H100 at M = 64
 GPU_TILE_32 = (32, 128, 16, 8, 8)
 CPU_TILE = (64, 64, 16, 8, 8)
 INT_LIMIT = 2**31 - 1
