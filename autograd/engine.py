@@ -152,9 +152,12 @@ def _run(roots, retain_graph, create_graph, capture=None, accumulate_only=None):
                         accumulate_only is None or id(node) in accumulate_only):
                     if obs is None:
                         _accumulate(node.variable, grads[0], create_graph)
-                    else:
-                        _observed(obs, "AccumulateGrad", _accumulate, node.variable, grads[0],
-                                  create_graph)
+                    else:   # (inline: a wrapper's extra reference would make _owned copy)
+                        token = obs.begin("AccumulateGrad")
+                        try:
+                            _accumulate(node.variable, grads[0], create_graph)
+                        finally:
+                            obs.end(token)
                     if node.variable._post_acc_hooks:
                         for hook in list(node.variable._post_acc_hooks):
                             hook(node.variable)  # (register_post_accumulate_grad_hook)

@@ -333,3 +333,27 @@ def test_synchronize_is_a_clfinish_row(device):
         x + x
         autograd.cuda.synchronize()
     assert _rows(prof)["clFinish"].count == 1
+
+
+def test_profiling_does_not_make_the_engine_copy_gradients(monkeypatch):
+    """A leaf keeps the gradient the engine hands it (no copy) whether or not a profiler
+    observes: the observed path must not hold an extra reference that makes it copy."""
+    from autograd.tensor import Tensor
+    copies = []
+    real = Tensor._clone_data
+
+    def counting(self):
+        copies.append(1)
+        return real(self)
+    monkeypatch.setattr(Tensor, "_clone_data", counting)
+    x = autograd.randn(4, 5, requires_grad=True)
+    w = autograd.randn(5, 3, requires_grad=True)
+
+    def step():
+        x.grad = w.grad = None
+        (x @ w).relu().sum().backward()
+    step()
+    plain = len(copies)
+    with autograd.profiler.profile():
+        step()
+    assert len(copies) - plain == plain, (plain, len(copies) - plain)
