@@ -141,13 +141,16 @@ def round(x, /, decimals=0):  # noqa: A001  (the standard's name)
     return uf.where(uf.logical_and(uf.equal(r, 0), signbit(x)), -0.0, r)
 
 
+_SAME_SIZE_INT = {2: "int16", 4: "int32", 8: "int64"}
+
+
 def signbit(x, /):
-    """True where x's sign bit is set (negatives and -0.0; not told apart for NaNs: False)."""
+    """True where x's sign bit is set: negatives, -0.0, -inf and NaNs with the sign bit (read
+    from the bits: x viewed as the signed integer of its size is negative)."""
     x = _one("signbit", x, _REAL)
     if x.dtype.kind != "f":
         return uf.less(x, 0)
-    zero_neg = uf.logical_and(uf.equal(x, 0), uf.less(uf.reciprocal(x), 0))
-    return uf.logical_or(uf.less(x, 0), zero_neg)
+    return uf.less(x.view(_SAME_SIZE_INT[x.dtype.itemsize]), 0)
 
 
 def copysign(x1, x2, /):

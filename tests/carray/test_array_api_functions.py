@@ -63,6 +63,11 @@ def test_unary_float_functions(device, dt):
     check(ca.trunc(a), np.trunc(x), device, exact=True)
     check(ca.round(a), np.round(x), device, exact=True)
     check(ca.signbit(a), np.signbit(x), device)
+    y = x.copy()
+    y[2, :3] = [-np.nan, np.nan, -np.nan]      # NaNs with and without the sign bit, and a view
+    check(ca.signbit(on(y, device)[:, ::-1]), np.signbit(y[:, ::-1]), device)
+    check(ca.signbit(on(y.astype(np.float16), device)), np.signbit(y.astype(np.float16)),
+          device)
     check(ca.round(a[:, ::-2], decimals=1), np.round(x[:, ::-2], decimals=1), device)
     pos = np.abs(x[1:]) + 0.1
     check(ca.log2(on(pos, device)), np.log2(pos), device)
