@@ -27,6 +27,14 @@ def _kernels(t):
 
 
 
+def _columns(S):
+    """The statistics kernels' columns: a power of two covering S, at most the group's width."""
+    wg, sw = runtime().max_group, 1
+    while sw < S and sw < wg:
+        sw *= 2
+    return sw
+
+
 def _written(a):
     """(buffer, offset) of an array the kernel updates in place (C-contiguous)."""
     buf, off = a._cl()[:2]
@@ -56,7 +64,7 @@ def batch_norm(x, weight, bias, eps, running_mean, running_var, momentum):
             *_written(running_mean if update else mean), *_written(running_var if update else var),
             _i(int(update)), _q(C), _q(S), _q(total),
             _s(t, eps), _s(t, 1.0 - momentum), _s(t, momentum),
-            _s(t, total / (total - 1) if total > 1 else float("inf"))],
+            _s(t, total / (total - 1) if total > 1 else float("inf")), _i(_columns(S))],
            runtime().max_group)
     if y.size:
         launch(kern[APPLY], y.size,
@@ -77,7 +85,7 @@ def batch_norm_grad(g, x, mean, invstd, weight, output_mask):
     if C:
         launch(kern[SUMS], C * runtime().max_group,
                [sum_g._cl()[0], sum_gx._cl()[0], gb_, go, xb, xo, mean._cl()[0],
-                invstd._cl()[0], _q(C), _q(S), _q(N * S)], runtime().max_group)
+                invstd._cl()[0], _q(C), _q(S), _q(N * S), _i(_columns(S))], runtime().max_group)
     gx = None
     if output_mask[0]:
         gx = carray.empty(x.shape, dtype=x.dtype, device="gpu")

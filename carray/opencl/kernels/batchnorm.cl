@@ -1,8 +1,13 @@
 // Batch normalisation in training mode over x (N, C, S) C-contiguous from offset xo (S: the
-// product of the spatial dims), one work group per channel c for the statistics (M = N S values):
-//   bn_stats:  mean, biased var and invstd = 1 / sqrt(var + eps) in one pass (Welford per work
-//              item, merged pairwise in local memory: Chan et al.), and the running statistics
-//              r = (1 - momentum) r + momentum s (s = mean, and var M / (M - 1)) when asked
+// product of the spatial dims), one work group per channel c for the statistics (M = N S values).
+// The group's work items form rows x sw columns (sw: a power of two, at least S or the group's
+// width): a row walks the images n, its columns the S values of channel c in each, so reads are
+// coalesced and no index is divided per element.
+//   bn_stats:  mean, biased var and invstd = 1 / sqrt(var + eps) in one pass (per work item sums
+//              of x - K and its square, K the channel's first value, so no division per element
+//              and no cancellation for a large mean; merged pairwise in local memory: Chan et
+//              al.), and the running statistics r = (1 - momentum) r + momentum s (s = mean, and
+//              var M / (M - 1)) when asked
 //   bn_apply:  y = (x - mean) invstd w + b, elementwise
 //   bn_grad_sums: sum(g) and sum(g xhat) per channel, xhat recomputed from x
 //   bn_grad_input: gx = (g - sum_g / M - xhat sum_gx / M) invstd w, elementwise
@@ -13,29 +18,35 @@
 
 #pragma OPENCL FP_CONTRACT OFF
 
-inline long bn_index(long i, long c, long C, long S) {
-    long n = i / S;
-    return (n * C + c) * S + (i - n * S);
-}
-
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void bn_stats(__global const T* x, const long xo, __global T* restrict mean,
               __global T* restrict var, __global T* restrict invstd,
               __global T* rmean, const long rmo, __global T* rvar, const long rvo,
               const int update,
               const long C, const long S, const long total, const T eps, const T keep,
-              const T momentum, const T unbias)
+              const T momentum, const T unbias, const int sw)
 {
     __local T ln[WG], lmu[WG], lm2[WG];
     const long c = get_group_id(0);
     const int lid = get_local_id(0);
-    T n = 0, mu = 0, m2 = 0;
-    for (long i = lid; i < total; i += WG) {
-        T v = x[xo + bn_index(i, c, C, S)];
-        n += 1;
-        T d = v - mu;
-        mu += d / n;
-        m2 += d * (v - mu);
+    const int col = lid & (sw - 1), row = lid / sw, rows = WG / sw;
+    const long N = S > 0 ? total / S : 0;
+    const T K = total > 0 ? x[xo + c * S] : (T)0;
+    T n = 0, s1 = 0, s2 = 0;
+    for (long r = row; r < N; r += rows) {
+        __global const T* xr = x + xo + (r * C + c) * S;
+        for (long j = col; j < S; j += sw) {
+            T d = xr[j] - K;
+            n += 1;
+            s1 += d;
+            s2 += d * d;
+        }
+    }
+    T mu = 0, m2 = 0;
+    if (n > 0) {
+        T dm = s1 / n;
+        mu = K + dm;
+        m2 = max(s2 - s1 * dm, (T)0);
     }
     ln[lid] = n; lmu[lid] = mu; lm2[lid] = m2;
     for (int step = WG / 2; step > 0; step >>= 1) {
@@ -83,18 +94,22 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void bn_grad_sums(__global T* restrict sum_g, __global T* restrict sum_gx,
                   __global const T* g, const long go, __global const T* x, const long xo,
                   __global const T* mean, __global const T* invstd, const long C, const long S,
-                  const long total)
+                  const long total, const int sw)
 {
     __local T lg[WG], lgx[WG];
     const long c = get_group_id(0);
     const int lid = get_local_id(0);
+    const int col = lid & (sw - 1), row = lid / sw, rows = WG / sw;
+    const long N = S > 0 ? total / S : 0;
     const T mu = mean[c], is = invstd[c];
     T sg = 0, sgx = 0;
-    for (long i = lid; i < total; i += WG) {
-        long k = bn_index(i, c, C, S);
-        T gv = g[go + k];
-        sg += gv;
-        sgx += gv * ((x[xo + k] - mu) * is);
+    for (long r = row; r < N; r += rows) {
+        const long k0 = (r * C + c) * S;
+        for (long j = col; j < S; j += sw) {
+            T gv = g[go + k0 + j];
+            sg += gv;
+            sgx += gv * ((x[xo + k0 + j] - mu) * is);
+        }
     }
     lg[lid] = sg; lgx[lid] = sgx;
     for (int step = WG / 2; step > 0; step >>= 1) {
