@@ -767,11 +767,7 @@ def total_norm(arrays):
         for k, a in enumerate(arrays):
             _uf.sum(_uf.multiply(a, a), out=squares[k])
         return _uf.sqrt(_uf.sum(squares))
-    arrays = [a if a.flags.c_contiguous else a.copy() for a in arrays]
-    rounds = -(-len(arrays) // kern.MAX_PARAMS)
-    partials = empty((rounds * kern.SUMSQ_GROUPS,), dtype=dt, device=arrays[0].device)
-    kern.sum_squares_partials(arrays, partials)
-    return _uf.sqrt(_uf.sum(partials))
+    return _uf.sqrt(_uf.sum(kern.sum_squares_partials(arrays)))
 
 
 def scale_all(arrays, factor):

@@ -10,6 +10,7 @@ MAX_PARAMS go in one launch; a buffer region that appears twice goes to separate
 work items updating one element would race).
 """
 
+import carray
 from carray.opencl import _cache
 from carray.opencl._launch import launch
 from carray.opencl._layout import dense_operand, long_arg, pack_scalar
@@ -176,22 +177,20 @@ def _sumsq_kernel(t, n, group):
                          t == FLOAT64)
 
 
-def sum_squares_partials(arrays, out):
-    """Partial sums of squares of the elements of arrays (C-contiguous, of out's dtype, at most
-    MAX_PARAMS * len(out) // SUMSQ_GROUPS of them) into out, SUMSQ_GROUPS per launch of up to
-    MAX_PARAMS arrays; the rest of out is set to 0. Their sum is the total sum of squares."""
+def sum_squares_partials(arrays):
+    """Partial sums of squares of the elements of arrays (of one float dtype, on the device;
+    a non-contiguous one is read from a contiguous copy), SUMSQ_GROUPS per launch of up to
+    MAX_PARAMS arrays, as one new array: its sum is the total sum of squares."""
     group = 1 << (runtime().max_group.bit_length() - 1)      # a power of two for the tree
-    t = out.dtype.num
-    obuf, ooff = out._cl()[:2]
-    done = 0
-    for start in range(0, len(arrays), MAX_PARAMS):
-        chunk = arrays[start:start + MAX_PARAMS]
+    t = arrays[0].dtype.num
+    rounds = -(-len(arrays) // MAX_PARAMS)
+    out = carray.empty((rounds * SUMSQ_GROUPS,), dtype=arrays[0].dtype, device="gpu")
+    obuf = out._cl()[0]
+    for r in range(rounds):
+        chunk = arrays[r * MAX_PARAMS:(r + 1) * MAX_PARAMS]
         args = []
         for a in chunk:
-            buf, off = a._cl()[:2]
-            args += [buf, long_arg(off), long_arg(a.size)]
-        args += [obuf, long_arg(ooff + done)]
+            args += [*dense_operand(a), long_arg(a.size)]
+        args += [obuf, long_arg(r * SUMSQ_GROUPS)]
         launch(_sumsq_kernel(t, len(chunk), group), SUMSQ_GROUPS * group, args, group)
-        done += SUMSQ_GROUPS
-    if done < out.size:
-        out[done:] = 0
+    return out

@@ -42,7 +42,7 @@ def set_bytes(knl, pairs):
 
 
 _cl_enqueue = None
-_quiet = False          # see _quiet_enqueuer (False: not looked up yet)
+_quiet = False          # see _quiet_launcher (False: not looked up yet)
 
 # Backpressure: the host enqueues far faster than a device runs small kernels, so without a
 # bound the in-order queue grows without end, and after a Ctrl-C the next read of a result

@@ -32,13 +32,12 @@ def _config(M, N, t):
     return SMALL
 
 
-# (TM, TN, BK, WN), largest first; WM is 8
-FAST_TILES = ((128, 128, 8, 8), (64, 128, 8, 8), (64, 64, 8, 8))
+FAST_TILES = ((128, 128, 8, 8, 8), (64, 128, 8, 8, 8), (64, 64, 8, 8, 8))   # largest first
 INT_LIMIT = 2**31 - 1
 
 
 def _fast_config(M, N, K, nbatch):
-    """The fast kernel's (TM, TN, BK, WN) for a float32 problem of this shape, or None when no
+    """The fast kernel's (TM, TN, BK, WM, WN) for a float32 problem of this shape, or None when no
     fast tile divides it (or CARRAY_OPENCL_GEMM names a tile other than 8 x 8 or 8 x 16 per work
     item, or the fast path is off).
     The largest tile that still gives every compute unit two work groups, else the smallest."""
@@ -47,7 +46,7 @@ def _fast_config(M, N, K, nbatch):
     env = os.environ.get("CARRAY_OPENCL_GEMM")
     if env:
         tm, tn, bk, wm, wn = (int(x) for x in env.split(","))
-        tiles = ((tm, tn, bk, wn),) if wm == 8 and wn in (8, 16) and bk % 4 == 0 else ()
+        tiles = ((tm, tn, bk, wm, wn),) if wm == 8 and wn in (8, 16) and bk % 4 == 0 else ()
     else:
         tiles = FAST_TILES
     fits = [c for c in tiles if M % c[0] == 0 and N % c[1] == 0 and K % c[2] == 0]
@@ -234,7 +233,7 @@ def _matmul_planned(a, b, c, a1, b1, batch, key):
         if fast and all(o % 4 == 0 for o in (aoff, boff, coff)) and \
                 max(aoff + max(sa * nbatch, M * K), boff + max(sb * nbatch, K * N),
                     coff + M * N * nbatch) <= INT_LIMIT:
-            cfg = fast[:3] + (8, fast[3])
+            cfg = fast
             if nbatch == 1:
                 split = _split_fast(M, N, K, fast)
         else:

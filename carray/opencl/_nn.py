@@ -303,8 +303,6 @@ def softmax_nll_grad(probs, target, grad_output, count, ignore_index):
 from carray.opencl._attention import attention, attention_grad  # noqa: E402, F401
 from carray.opencl._batchnorm import batch_norm, batch_norm_grad  # noqa: E402, F401
 from carray.opencl._foreach import (  # noqa: E402, F401
-    MAX_PARAMS,
-    SUMSQ_GROUPS,
     adam_step,
     scale_all,
     sgd_momentum_step,

@@ -14,6 +14,7 @@ import operator
 from typing import NamedTuple
 
 import carray
+from carray._complex import make as _make
 from carray.core._array import Array
 from carray.cpu import _linalg as _k
 from carray.ops import _linalg_complex as _lc
@@ -86,23 +87,26 @@ def _at_least_2d(a):
                           f"two-dimensional")
 
 
-def _host64(a, shape=None):
-    """A fresh C-contiguous float64 host copy of a (broadcast to shape first, if given),
-    reshaped to (batch, m, n): the C loops work in place on it."""
+def _host64(a, shape=None, dtype="float64"):
+    """A fresh C-contiguous float64 (or complex128) host copy of a (broadcast to shape first,
+    if given), reshaped to (batch, m, n): the C loops work in place on it."""
     if shape is not None and tuple(a.shape) != tuple(shape):
         a = carray.broadcast_to(a, shape)
     if a.device != "cpu":
         a = a.to("cpu")
-    h = carray.empty(a.shape, dtype=carray.float64)
+    h = carray.empty(a.shape, dtype=dtype)
     h[...] = a
     m, n = a.shape[-2:]
     return h.reshape((math.prod(a.shape[:-2]), m, n))
 
 
 def _back(h, shape, dtype, device):
-    """A host float64 result reshaped to shape, in dtype, on device."""
+    """A host float64 (or complex128) result reshaped to shape, C-contiguous, in dtype, on
+    device."""
     h = h.reshape(shape)
-    if dtype != carray.float64:
+    if not h.flags.c_contiguous:
+        h = h.copy()
+    if h.dtype != dtype:
         h = h.astype(dtype)
     return h if device == "cpu" else h.to(device)
 
@@ -336,10 +340,10 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
 
 
 def _scaled(h, mask=None):
-    """h (B, r, c) (float64 on the host) divided per matrix by its largest |entry| (among
-    mask's, if given) when that is finite and not 0, and the scales (B, 1): LAPACK scales the
-    same way, so that the sums of squares of entries near 1e300 (or 1e-300) neither overflow
-    nor underflow."""
+    """h (B, r, c) (float64 or complex128 on the host) divided per matrix by its largest
+    |entry| (among mask's, if given) when that is finite and not 0, and the scales (B, 1):
+    LAPACK scales the same way, so that the sums of squares of entries near 1e300 (or 1e-300)
+    neither overflow nor underflow."""
     B = h.shape[0]
     if h.size == 0:
         return h, carray.ones((B, 1), dtype=carray.float64)
@@ -347,7 +351,10 @@ def _scaled(h, mask=None):
     big = carray.max(m.reshape((B, -1)), axis=1, keepdims=True)
     ok = carray.logical_and(carray.isfinite(big), carray.greater(big, 0.0))
     scale = carray.where(ok, big, 1.0)
-    return carray.divide(h, scale.reshape((B, 1, 1))), scale
+    d = scale.reshape((B, 1, 1))
+    if h.dtype.kind == "c":     # the parts divided apart: complex / real would take 1 / scale
+        return _make(h.real / d, h.imag / d, h.dtype), scale    # (inf for a subnormal scale)
+    return carray.divide(h, d), scale
 
 
 def _svd_rows(w, k, L, rows):

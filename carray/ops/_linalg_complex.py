@@ -1,20 +1,22 @@
 """carray.linalg on complex64/complex128 matrices, built from the real routines, array ops and
 the complex C loops of carray.cpu._linalg_complex.
 
-eigh, eigvalsh, svd and svdvals run carray.cpu._linalg_complex's Hermitian Jacobi and one-sided
-Jacobi on complex128 host copies (complex64 rounded back; on gpu the results are uploaded, as
-the real routines do). A complex matrix A = X + iY acts like the real matrix [[X, -Y], [Y, X]]
-of twice the size (the embedding maps products, inverses and pseudo-inverses to those of A):
-inv, solve and pinv use it. det and slogdet take a batched LU with partial pivoting in
-complex128, cholesky a column-by-column factorisation and qr LAPACK's Householder reflections
-(R as NumPy's), all composed from array ops (so they run on every device); lstsq uses svd.
+eigh and svd (and through them eigvalsh and svdvals) run carray.cpu._linalg_complex's
+Hermitian Jacobi and one-sided Jacobi on complex128 host copies (complex64 rounded back; on gpu
+the results are uploaded, as the real routines do). A complex matrix A = X + iY acts like the
+real matrix [[X, -Y], [Y, X]] of twice the size (the embedding maps products, inverses and
+pseudo-inverses to those of A): inv, solve and pinv use it. det and slogdet take a batched LU
+with partial pivoting in complex128, cholesky a column-by-column factorisation and qr LAPACK's
+Householder reflections (R as NumPy's), all composed from array ops (so they run on every
+device); lstsq uses svd.
 """
 
 import math
 
 import carray
-from carray._complex import make, unary
+from carray._complex import _PART, make, unary
 from carray.cpu import _linalg_complex as _kc
+from carray.ops import _linalg as _real  # (it imports this module: names read at call)
 
 
 def is_complex(*xs):
@@ -69,58 +71,17 @@ def pinv(a, **kw):
     return _unembed(real_pinv(_embed(a), **kw), n, m, a.dtype)
 
 
-def _part(dtype):
-    """The real dtype of complex dtype's parts."""
-    return carray.float32 if dtype == carray.complex64 else carray.float64
-
-
-def _host128(a):
-    """A fresh C-contiguous complex128 host copy of a, reshaped to (batch, m, n): the C loops
-    work in place on it."""
-    if a.device != "cpu":
-        a = a.to("cpu")
-    h = carray.empty(a.shape, dtype=carray.complex128)
-    h[...] = a
-    m, n = a.shape[-2:]
-    return h.reshape((math.prod(a.shape[:-2]), m, n))
-
-
-def _back(h, shape, dtype, device):
-    """A host result reshaped to shape, C-contiguous, in dtype, on device."""
-    h = carray.ascontiguousarray(h.reshape(shape))
-    if h.dtype != dtype:
-        h = h.astype(dtype)
-    return h if device == "cpu" else h.to(device)
-
-
-def _scale(h, mask=None):
-    """h (B, r, c) divided per matrix by its largest |entry| (among mask's, if given) when that
-    is finite and not 0, and the scales (B, 1), as carray.ops._linalg's _scaled: sums of squares
-    of entries near 1e300 (or 1e-300) then neither overflow nor underflow."""
-    B = h.shape[0]
-    if h.size == 0:
-        return h, carray.ones((B, 1), dtype=carray.float64)
-    m = carray.abs(h)
-    if mask is not None:
-        m = carray.where(mask, m, 0.0)
-    big = carray.max(m.reshape((B, -1)), axis=1, keepdims=True)
-    ok = carray.logical_and(carray.isfinite(big), carray.greater(big, 0.0))
-    scale = carray.where(ok, big, 1.0)
-    d = scale.reshape((B, 1, 1))         # the parts divided apart: complex / real would take
-    return make(h.real / d, h.imag / d, h.dtype), scale    # 1 / scale (inf for a subnormal one)
-
-
 def eigh(a, uplo, name="eigh"):
     """(eigenvalues, eigenvectors) of each Hermitian matrix of complex a (..., n, n) from its
     lower (uplo "L") or upper ("U") triangle, the diagonal's imaginary part ignored: eigenvalues
     real and ascending, eigenvectors unitary columns. LinAlgError when Jacobi does not converge
     (NaN or inf in the triangle read)."""
     from carray.ops._linalg import LinAlgError, _failed, _info, _where
-    h = _host128(a)
+    h = _real._host64(a, dtype=carray.complex128)
     B, n = h.shape[:2]
     rows = carray.arange(n)
     tri = rows[:, None] >= rows[None, :] if uplo == "L" else rows[:, None] <= rows[None, :]
-    h, scale = _scale(h, tri)
+    h, scale = _real._scaled(h, tri)
     w = carray.empty((B, n), dtype=carray.float64)
     v = carray.empty((B, n, n), dtype=carray.complex128)
     info = _info((B,))
@@ -128,13 +89,8 @@ def eigh(a, uplo, name="eigh"):
     if _failed(info):
         raise LinAlgError(f"{name}: Eigenvalues did not converge{_where(info)}")
     w = carray.multiply(w, scale)
-    return (_back(w, a.shape[:-1], _part(a.dtype), a.device),
-            _back(v, a.shape, a.dtype, a.device))
-
-
-def eigvalsh(a, uplo):
-    """The eigenvalues (ascending, real) of each Hermitian matrix of a, from one triangle."""
-    return eigh(a, uplo, "eigvalsh")[0]
+    return (_real._back(w, a.shape[:-1], _PART[a.dtype.name], a.device),
+            _real._back(v, a.shape, a.dtype, a.device))
 
 
 def svd(a, full_matrices, compute_uv):
@@ -147,7 +103,8 @@ def svd(a, full_matrices, compute_uv):
     wide = m < n
     k, L = (m, n) if wide else (n, m)
     rows = L if (full_matrices and compute_uv) else k
-    h, scale = _scale(_host128(a if wide else _conj(a.mT)))   # w (B, k, L): a or a^H
+    w = a if wide else _conj(a.mT)                  # w (B, k, L): a or a^H
+    h, scale = _real._scaled(_real._host64(w, dtype=carray.complex128))
     B = h.shape[0]
     s = carray.empty((B, k), dtype=carray.float64)
     gt = carray.empty((B, k, k), dtype=carray.complex128)
@@ -157,19 +114,14 @@ def svd(a, full_matrices, compute_uv):
     if _failed(info):
         raise LinAlgError(f"SVD did not converge{_where(info)}")
     batch = a.shape[:-2]
-    S = _back(carray.multiply(s, scale), batch + (k,), _part(a.dtype), a.device)
+    S = _real._back(carray.multiply(s, scale), batch + (k,), _PART[a.dtype.name], a.device)
     if not compute_uv:
         return S
     # w = gt^H diag(s) qo: for a wide a (w = a) U = gt^H and Vh = qo; for a tall one (w = a^H)
     # U = qo^H and Vh = gt
     U, Vh = (_conj(gt.mT), qo) if wide else (_conj(qo.mT), gt)
-    return (_back(U, batch + U.shape[1:], a.dtype, a.device), S,
-            _back(Vh, batch + Vh.shape[1:], a.dtype, a.device))
-
-
-def svdvals(a):
-    """The singular values (descending, real) of each complex matrix of a (..., m, n)."""
-    return svd(a, False, False)
+    return (_real._back(U, batch + U.shape[1:], a.dtype, a.device), S,
+            _real._back(Vh, batch + Vh.shape[1:], a.dtype, a.device))
 
 
 def lstsq(a, b, rcond):
@@ -177,7 +129,7 @@ def lstsq(a, b, rcond):
     (x, residuals, rank, s) by svd, x complex, residuals (sum |b - a x|^2 per column, when
     rank == n < m, else empty) and s real."""
     dt = _cdtype(a, b)
-    part = _part(dt)
+    part = _PART[dt.name]
     eps = 2.220446049250313e-16 if part == carray.float64 else 1.1920929e-07
     m, n = a.shape
     if rcond is None:
@@ -205,8 +157,8 @@ def lstsq(a, b, rcond):
         resid = carray.zeros((0,), dtype=carray.float64)
     if b.ndim == 1:
         x = x.reshape((n,))
-    return (_back(x, x.shape, dt, device), _back(resid, resid.shape, part, device), rank,
-            _back(s, s.shape, part, device))
+    return (_real._back(x, x.shape, dt, device), _real._back(resid, resid.shape, part, device),
+            rank, _real._back(s, s.shape, part, device))
 
 
 def _lu_pivots(a):

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import carray
 from carray.core._array import Array
 from carray.cpu import _linalg_eig as _ke
-from carray.ops import _linalg_complex as _lc
+from carray.ops._linalg import _back, _host64, _scaled
 
 __all__ = ["EigResult", "eig", "eigvals"]
 
@@ -43,11 +43,11 @@ def _eig(a, name, vectors):
     from carray.ops._linalg import LinAlgError, _failed, _info, _square, _where
     a = _square(a, name)
     dt = _complex_type(a.dtype)
-    h = _lc._host128(a)
+    h = _host64(a, dtype=carray.complex128)
     B, n = h.shape[:2]
     if h.size and not bool(carray.all(carray.isfinite(h))):
         raise LinAlgError("Array must not contain infs or NaNs")
-    h, scale = _lc._scale(h)
+    h, scale = _scaled(h)
     w = carray.empty((B, n), dtype=carray.complex128)
     v = carray.empty((B, n, n), dtype=carray.complex128) if vectors else None
     info = _info((B,))
@@ -55,8 +55,8 @@ def _eig(a, name, vectors):
     if _failed(info):
         raise LinAlgError(f"{name}: Eigenvalues did not converge{_where(info)}")
     w = carray.multiply(w, scale)
-    w = _lc._back(w, a.shape[:-1], dt, a.device)
-    return w, (_lc._back(v, a.shape, dt, a.device) if vectors else None)
+    w = _back(w, a.shape[:-1], dt, a.device)
+    return w, (_back(v, a.shape, dt, a.device) if vectors else None)
 
 
 def eig(a, /):

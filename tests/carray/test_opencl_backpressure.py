@@ -1,5 +1,5 @@
-"""The OpenCL queue is bounded: every launch goes through carray.opencl._launch.enqueue (by
-pyopencl's call with an event, or for most launches the event-less call), which
+"""The OpenCL queue is bounded: every launch goes through carray.opencl._launch.submit (most by
+the event-less C call, every MARK_EVERY-th through enqueue, pyopencl's call with an event), which
 waits for the launch MAX_IN_FLIGHT back every MARK_EVERY launches, so after a Ctrl-C the next
 read waits for at most about MAX_IN_FLIGHT kernels, not the whole backlog. Counted by wrapping
 the enqueue call and the wait: at no launch are more than MAX_IN_FLIGHT + MARK_EVERY launches
