@@ -64,6 +64,20 @@ def _busy_threads():
     return carray_busy_threads()
 
 
+def _judge_region(bint overlapped):
+    """For tests of the contention back-off (_omp.h): bracket a 2-thread region that seems to have
+    lasted a second without its worker ever starting (another caller's 1-thread region running
+    inside it when `overlapped`), and return the thread count carray uses afterwards: 1 when the
+    region was judged late, the configured count when it was not judged."""
+    cdef double start, other
+    start = carray_region_enter(2)
+    if overlapped:
+        other = carray_region_enter(1)
+        carray_region_exit(other, 1)
+    carray_region_exit(start - 1.0 if start >= 0.0 else start, 2)
+    return carray_max_threads()
+
+
 def _forked():
     """True in a child of fork() (carray's loops run on one thread there; see _omp.h)."""
     return bool(carray_forked())

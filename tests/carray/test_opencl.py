@@ -215,7 +215,7 @@ def test_matmul_tiles_and_out():
 
 
 @pytest.mark.parametrize("tile", [None, "64,64,8,8,8", "128,128,16,8,8", "64,128,16,8,8",
-                                  "128,64,8,8,8"])
+                                  "128,64,8,8,8", "128,128,8,8,16"])
 def test_matmul_fast_path(tile, monkeypatch):
     """float32 shapes that are multiples of a fast tile (batched, broadcast, transposed, an
     offset view, an out= view) against the host, and an unaligned K falling back."""
@@ -236,6 +236,23 @@ def test_matmul_fast_path(tile, monkeypatch):
     ca.matmul(ga, gb, out=out[1])
     same(out[1], a[8:] @ b, 1e-3)
     same(out[0], ca.zeros((128, 256)))
+
+
+def test_matmul_wide_tile_only_for_big_grids_on_gpus(monkeypatch):
+    """The 8 x 16 per-work-item tile is chosen for grids of >= BIG_GRID tiles per compute unit
+    on a GPU, never on a CPU device or for smaller grids."""
+    import types
+
+    from carray.opencl import _matmul
+    for is_cpu in (False, True):
+        fake = types.SimpleNamespace(is_cpu=is_cpu,
+                                     device=types.SimpleNamespace(max_compute_units=132))
+        monkeypatch.setattr(_matmul, "runtime", lambda fake=fake: fake)
+        monkeypatch.delenv("CARRAY_OPENCL_GEMM", raising=False)
+        big = _matmul._fast_config(4096, 4096, 4096, 1)
+        assert big == (_matmul.FAST_TILES[0] if is_cpu else _matmul.WIDE_TILE)
+        assert _matmul._fast_config(4096, 2048, 512, 1) == _matmul.FAST_TILES[0]
+        assert _matmul._fast_config(4096, 4096 + 64, 512, 1) == (64, 64, 8, 8, 8)
 
 
 # -- indexing and joins ----------------------------------------------------------------------

@@ -43,3 +43,20 @@ def test_two_callers_never_hold_more_than_the_cores_plus_one():
         assert _strided._busy_threads() == 0
     finally:
         ca.set_num_threads(old)
+
+
+def test_overlapping_callers_do_not_switch_each_other_to_one_thread():
+    """A region whose worker never started is judged late (one thread for a while), unless
+    another caller's region ran inside it: then the delay is carray's own sharing, not
+    contention from outside, and the thread count stays (two callers used to switch each other
+    to one thread, 3x slower than one caller doing both callers' work on 16 cores)."""
+    old = ca.get_num_threads()
+    try:
+        ca.set_num_threads(2)
+        assert _strided._judge_region(True) == 2
+        assert _strided._busy_threads() == 0
+        ca.set_num_threads(2)
+        assert _strided._judge_region(False) == 1      # judged late: serial for a while
+        assert _strided._busy_threads() == 0
+    finally:
+        ca.set_num_threads(old)
