@@ -50,16 +50,8 @@ def implicit():
 
 def tile(mode, M, t=None):
     """The (TM, TN, BK, WM, WN) tile of kernel `mode` for M output rows of type number t."""
-    name = _ENV_NAMES[mode] if os.environ.get(_ENV_NAMES[mode]) else "CARRAY_OPENCL_CONV_TILE"
-    env = os.environ.get(name)
-    if env:
-        try:
-            cfg = tuple(int(v) for v in env.split(","))
-        except ValueError:
-            cfg = ()
-        if len(cfg) != 5 or min(cfg) <= 0 or cfg[0] % cfg[3] or cfg[1] % cfg[4]:
-            raise ValueError(f"{name}: expected 'TM,TN,BK,WM,WN' (positive ints, TM a multiple "
-                             f"of WM and TN of WN), got {env!r}")
+    cfg = _matmul.env_tile(_ENV_NAMES[mode]) or _matmul.env_tile("CARRAY_OPENCL_CONV_TILE")
+    if cfg:
         return cfg
     if runtime().is_cpu:
         return CPU_TILE

@@ -23,10 +23,28 @@ BIG = (128, 128, 16, 8, 8)
 SMALL = (32, 32, 16, 2, 2)
 
 
+def env_tile(name):
+    """The tile (TM, TN, BK, WM, WN) that environment variable `name` sets, or None when unset.
+
+    Raises ValueError naming the variable unless it is five positive ints with TM a multiple of
+    WM and TN of WN."""
+    env = os.environ.get(name)
+    if not env:
+        return None
+    try:
+        cfg = tuple(int(v) for v in env.split(","))
+    except ValueError:
+        cfg = ()
+    if len(cfg) != 5 or min(cfg) <= 0 or cfg[0] % cfg[3] or cfg[1] % cfg[4]:
+        raise ValueError(f"{name}: expected 'TM,TN,BK,WM,WN' (positive ints, TM a multiple "
+                         f"of WM and TN of WN), got {env!r}")
+    return cfg
+
+
 def _config(M, N, t):
-    env = os.environ.get("CARRAY_OPENCL_GEMM")
+    env = env_tile("CARRAY_OPENCL_GEMM")
     if env:
-        return tuple(int(x) for x in env.split(","))
+        return env
     if t in (FLOAT32, INT32) and M * N >= 512 * 512 and not runtime().is_cpu:
         return BIG
     return SMALL
@@ -49,10 +67,9 @@ def _fast_config(M, N, K, nbatch):
     (WIDE_TILE for big grids on a GPU)."""
     if os.environ.get("CARRAY_OPENCL_GEMM_FAST", "1") == "0":
         return None
-    env = os.environ.get("CARRAY_OPENCL_GEMM")
+    env = env_tile("CARRAY_OPENCL_GEMM")
     if env:
-        tm, tn, bk, wm, wn = (int(x) for x in env.split(","))
-        tiles = ((tm, tn, bk, wm, wn),) if wm == 8 and wn in (8, 16) and bk % 4 == 0 else ()
+        tiles = (env,) if env[3] == 8 and env[4] in (8, 16) and env[2] % 4 == 0 else ()
     else:
         tiles = FAST_TILES
     fits = [c for c in tiles if M % c[0] == 0 and N % c[1] == 0 and K % c[2] == 0]

@@ -238,6 +238,17 @@ def test_matmul_fast_path(tile, monkeypatch):
     same(out[0], ca.zeros((128, 256)))
 
 
+@pytest.mark.parametrize("bad", ["128,128,8", "128,128,8,8,x", "100,128,8,8,8", "0,128,8,8,8"])
+def test_matmul_tile_variable_checked(bad, monkeypatch):
+    """A malformed CARRAY_OPENCL_GEMM is a ValueError naming it, not a kernel build failure."""
+    from carray.opencl import _cache, _matmul
+    monkeypatch.setattr(_matmul, "_plans", _cache.PlanCache())
+    monkeypatch.setenv("CARRAY_OPENCL_GEMM", bad)
+    a = ca.ones((64, 64), device="gpu")
+    with pytest.raises(ValueError, match="CARRAY_OPENCL_GEMM: expected 'TM,TN,BK,WM,WN'"):
+        a @ a
+
+
 def test_matmul_wide_tile_only_for_big_grids_on_gpus(monkeypatch):
     """The 8 x 16 per-work-item tile is chosen for grids of >= BIG_GRID tiles per compute unit
     on a GPU, never on a CPU device or for smaller grids."""
