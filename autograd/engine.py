@@ -115,14 +115,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 def _run(roots, retain_graph, create_graph, capture=None, accumulate_only=None):
     """Propagate the root gradients through the graph (see the module docstring)."""
-    starts = dict.fromkeys(edge[0] for edge, _ in roots)  # (each root node once, in order)
-    deps = _count_dependencies(starts)
     buffers = {}
     for (node, nr), g in roots:
         _deliver(buffers, node, nr, g)
-    ready = [(-node._seq, tick, node) for tick, node in enumerate(starts)
-             if deps.get(node, 0) == 0 and node in buffers]
-    tick = len(starts)
+    # the buffers' keys are now the root nodes, each once, in order
+    deps = _count_dependencies(buffers)
+    ready = [(-node._seq, tick, node) for tick, node in enumerate(buffers) if deps[node] == 0]
+    tick = len(buffers)
     heapify(ready)
     targets, captured = capture if capture is not None else (None, None)
     prev = _state.enabled
