@@ -13,8 +13,8 @@
    DistributedDataParallel uses to wait for its gradient all-reduces).
 """
 
-import heapq
 import sys
+from heapq import heapify, heappop, heappush
 
 import carray
 from autograd._defaults import is_floating
@@ -55,10 +55,14 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     """Accumulate into the leaves' .grad the gradient of sum(<tensor, grad_tensor>) over the given
     tensors (torch.autograd.backward). Raises RuntimeError for a tensor that does not require
     grad, or a non-scalar tensor without a grad_tensor."""
-    tensors = _as_tuple(tensors)
-    grads = _make_grads(tensors, _as_tuple(grad_tensors, len(tensors)), create_graph)
     if retain_graph is None:
         retain_graph = create_graph
+    if tensors.__class__ is Tensor and grad_tensors is None and inputs is None:
+        # loss.backward(): one root with the implicit gradient 1 (checks as _make_grads's)
+        _run([(_root_edge(tensors, 0), _implicit_grad(tensors))], retain_graph, create_graph)
+        return
+    tensors = _as_tuple(tensors)
+    grads = _make_grads(tensors, _as_tuple(grad_tensors, len(tensors)), create_graph)
     roots = [(_root_edge(t, i), g) for i, (t, g) in enumerate(zip(tensors, grads))]
     only = None
     if inputs is not None:
@@ -111,17 +115,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 def _run(roots, retain_graph, create_graph, capture=None, accumulate_only=None):
     """Propagate the root gradients through the graph (see the module docstring)."""
-    deps = _count_dependencies([edge[0] for edge, _ in roots])
     buffers = {}
-    ready = []
-    tick = 0
     for (node, nr), g in roots:
         _deliver(buffers, node, nr, g)
-    for (node, _), _ in roots:
-        if deps.get(node, 0) == 0 and node in buffers and not _queued(ready, node):
-            ready.append((-node._seq, tick, node))
-            tick += 1
-    heapq.heapify(ready)
+    # the buffers' keys are now the root nodes, each once, in order
+    deps = _count_dependencies(buffers)
+    ready = [(-node._seq, tick, node) for tick, node in enumerate(buffers) if deps[node] == 0]
+    tick = len(buffers)
+    heapify(ready)
     targets, captured = capture if capture is not None else (None, None)
     prev = _state.enabled
     _state.enabled = create_graph
@@ -130,7 +131,7 @@ def _run(roots, retain_graph, create_graph, capture=None, accumulate_only=None):
     obs = _observer
     try:
         while ready:
-            node = heapq.heappop(ready)[2]
+            node = heappop(ready)[2]
             grads = buffers.pop(node)
             if node._pre_hooks:
                 _run_pre_hooks(node, grads)
@@ -162,33 +163,48 @@ def _run(roots, retain_graph, create_graph, capture=None, accumulate_only=None):
                         for hook in list(node.variable._post_acc_hooks):
                             hook(node.variable)  # (register_post_accumulate_grad_hook)
                 continue
-            for g in grads:
-                if g is not None:
-                    if obs is None:
-                        out = node._run_backward(grads)
-                    else:
-                        out = _observed(obs, node.name(), node._run_backward, grads)
-                    break
-            else:  # no gradient arrived: nothing to compute, but the edges still count down
-                out = (None,) * len(node.next_functions)
+            if obs is None and node._trusted and not node._hooks and grads[0] is not None:
+                # the common case (a built-in op, no hooks, no profiler): _run_backward's first
+                # branch inline, one call less per node
+                out = node.__class__.backward(node, *grads)
+                if not isinstance(out, tuple):
+                    out = (out,)
+            else:
+                out = _call_backward(node, grads, obs)
             if not retain_graph and node._saved is not None:
                 node._release()
             for (nxt, nr), g in zip(node.next_functions, out):
                 if nxt is None:
                     continue
-                _deliver(buffers, nxt, nr, g)
+                buf = buffers.get(nxt)  # (_deliver inlined: this loop runs once per edge)
+                if buf is None:
+                    buf = buffers[nxt] = [None] * nxt._n_out
+                if g is not None:
+                    old = buf[nr]
+                    buf[nr] = g if old is None else _sum(old, g, create_graph)
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
-                    heapq.heappush(ready, (-nxt._seq, tick, nxt))
+                    heappush(ready, (-nxt._seq, tick, nxt))
                     tick += 1
-            out = g = None  # drop references, so that leaves can keep gradients they own
+            out = g = old = None  # drop references, so that leaves can keep gradients they own
         _state.enabled = prev
         while callbacks:
             callbacks.pop(0)()
     finally:
         _state.enabled = prev
         _callbacks.pop()
+
+
+def _call_backward(node, grads, obs):
+    """node's backward on its gradients (a profiled range when obs is set); Nones when no
+    gradient arrived (nothing to compute, but the edges still count down)."""
+    for g in grads:
+        if g is not None:
+            if obs is None:
+                return node._run_backward(grads)
+            return _observed(obs, node.name(), node._run_backward, grads)
+    return (None,) * len(node.next_functions)
 
 
 def _observed(obs, name, fn, *args):
@@ -200,33 +216,30 @@ def _observed(obs, name, fn, *args):
         obs.end(token)
 
 
-def _queued(ready, node):
-    return any(entry[2] is node for entry in ready)
-
-
 def _count_dependencies(root_nodes):
-    """{node: number of edges into it} over the graph reachable from the roots (iterative)."""
-    deps = {}
-    seen = set()
+    """{node: number of edges into it} over the graph reachable from the (distinct) root nodes
+    (iterative)."""
+    deps = {}   # (a node is in deps once seen: the roots start at 0)
     stack = []
-    for n in root_nodes:  # (several roots may be outputs of one node: count its edges once)
-        if n is not None and n not in seen:
-            seen.add(n)
+    for n in root_nodes:
+        if n is not None:
+            deps[n] = 0
             stack.append(n)
     while stack:
-        node = stack.pop()
-        for nxt, _ in node.next_functions:
+        for nxt, _ in stack.pop().next_functions:
             if nxt is None:
                 continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if nxt not in seen:
-                seen.add(nxt)
+            if nxt in deps:
+                deps[nxt] += 1
+            else:
+                deps[nxt] = 1
                 stack.append(nxt)
     return deps
 
 
 def _deliver(buffers, node, nr, g):
-    """Add gradient g (or None: nothing to add) into slot nr of node's buffer."""
+    """Add root gradient g (or None: nothing to add) into slot nr of node's buffer (the loop of
+    _run does the same for the gradients it computes)."""
     buf = buffers.get(node)
     if buf is None:
         buf = buffers[node] = [None] * node._n_out
@@ -234,6 +247,14 @@ def _deliver(buffers, node, nr, g):
         return
     old = buf[nr]
     buf[nr] = g if old is None else old + g
+
+
+def _sum(old, g, create_graph):
+    """old + g, two gradients of one output. Unless recording (create_graph), carray's add of
+    the data when the dtypes agree: the same result as the Tensor op, without its dispatch."""
+    if create_graph or old.array.dtype is not g.array.dtype:
+        return old + g
+    return Tensor._wrap(carray.add(old.array, g.array))
 
 
 def _run_pre_hooks(node, grads):
@@ -265,8 +286,8 @@ def _accumulate(leaf, g, create_graph):
             new = hook(g)
             if new is not None:
                 g = new
-    if g.dtype != leaf.dtype:
-        g = g.to(leaf.dtype)
+    if g.array.dtype != leaf.array.dtype:
+        g = g.to(leaf.array.dtype)
     old = leaf.grad
     if old is None:
         if create_graph:
@@ -315,12 +336,7 @@ def _make_grads(outputs, grads, create_graph):
         if not isinstance(t, Tensor):
             raise TypeError(f"backward: expected Tensors as outputs, got {type(t).__name__}")
         if g is None:
-            if t.requires_grad and t.array.size != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if t.requires_grad and not is_floating(t.array.dtype):
-                raise RuntimeError("grad can be implicitly created only for real scalar outputs "
-                                   f"but got {t.dtype}")
-            g = Tensor._wrap(carray.ones(t.array.shape, dtype=t.dtype, device=t.device))
+            g = _implicit_grad(t)
         else:
             if not isinstance(g, Tensor):
                 g = Tensor._wrap(carray.asarray(g, dtype=t.dtype, device=t.device))
@@ -335,6 +351,19 @@ def _make_grads(outputs, grads, create_graph):
                 g = g.detach()
         out.append(g)
     return out
+
+
+def _implicit_grad(t):
+    """The gradient 1 of a scalar output. RuntimeError when t requires grad and is not a real
+    scalar."""
+    d = t.array
+    if t._rg:
+        if d.size != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        if not is_floating(d.dtype):
+            raise RuntimeError("grad can be implicitly created only for real scalar outputs "
+                               f"but got {d.dtype}")
+    return Tensor._wrap(carray.ones(d.shape, dtype=d.dtype, device=d.device))
 
 
 def _size(shape):

@@ -172,12 +172,26 @@ class Function:
         if not _state.enabled:
             ctx.needs_input_grad = _no_needs(len(args))
             return cls.forward(ctx, *args, **kwargs)
+        # what each argument needs, and where its gradient goes (taken before forward, as
+        # PyTorch collects a node's edges)
         record = False
         needs = []
+        edges = []
         for a in args:
-            if isinstance(a, Tensor) and a._view_of is not None and a._vc[0] != a._view_version:
+            if not isinstance(a, Tensor):
+                needs.append(False)
+                edges.append(_NO_EDGE)
+                continue
+            if a._view_of is not None and a._vc[0] != a._view_version:
                 _refresh_view(a)
-            if isinstance(a, Tensor) and a._rg:
+            fn = a.grad_fn
+            if fn is not None:
+                edges.append((fn, a._output_nr))
+            elif a._rg:
+                edges.append((a._accum or _accumulator(a), 0))
+            else:
+                edges.append(_NO_EDGE)
+            if a._rg:
                 needs.append(True)
                 record = True
             else:
@@ -189,6 +203,7 @@ class Function:
         finally:
             _state.enabled = True
         if record:
+            ctx.next_functions = tuple(edges)
             _link(ctx, args, result)
         return result
 
@@ -254,20 +269,8 @@ class Function:
 
 
 def _link(ctx, args, result):
-    """Make ctx the grad_fn of forward's outputs and record its edges and saved tensors."""
-    edges = []
-    for a in args:
-        if isinstance(a, Tensor):
-            fn = a.grad_fn
-            if fn is not None:
-                edges.append((fn, a._output_nr))
-            elif a._rg:
-                edges.append((a._accum or _accumulator(a), 0))
-            else:
-                edges.append(_NO_EDGE)
-        else:
-            edges.append(_NO_EDGE)
-    ctx.next_functions = tuple(edges)
+    """Make ctx (its edges already set) the grad_fn of forward's outputs and record its saved
+    tensors."""
     ctx._seq = next(_sequence)
     if result.__class__ is Tensor and not ctx._dirty and not ctx._non_differentiable:
         # the common case: one new output

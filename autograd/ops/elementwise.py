@@ -172,10 +172,20 @@ class Mul(_Binary):
         need = ctx.needs_input_grad
         ga = gb = None
         if need[0]:
-            ga = reduce_grad(g * (b if b is not None else ctx.b), ctx.a)
+            ga = reduce_grad(_times(g, b if b is not None else ctx.b), ctx.a)
         if need[1]:
-            gb = reduce_grad(g * (a if a is not None else ctx.a), ctx.b)
+            gb = reduce_grad(_times(g, a if a is not None else ctx.a), ctx.b)
         return ga, gb
+
+
+def _times(g, other):
+    """g * other, in a backward. Not recording (no create_graph) and with plain tensors of one
+    dtype, that is carray's multiply of the data: done so, without the Tensor op's dispatch
+    (which dominates the backward of small graphs)."""
+    if (not _state.enabled and g.__class__ is Tensor and other.__class__ is Tensor
+            and g.array.dtype is other.array.dtype):
+        return wrap(carray.multiply(g.array, other.array))
+    return g * other
 
 
 class Div(_Binary):

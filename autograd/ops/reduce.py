@@ -30,7 +30,7 @@ def _expand_back(g, shape, dims, keepdim):
     """A reduction's output gradient broadcast back over the input's shape."""
     if not _state.enabled:  # not recording (no create_graph): a broadcast view of the data
         d = g.array
-        if not keepdim and dims:
+        if not keepdim and dims and d.ndim:  # (a 0-d one broadcasts as it is)
             d = d.reshape(_kept_shape(shape, dims))
         return wrap(carray.broadcast_to(d, shape))
     if not keepdim and dims:
