@@ -100,11 +100,7 @@ def _quiet_launcher():
                      ctypes.cast(lib.clEnqueueNDRangeKernel, ctypes.c_void_p).value)
     except (ImportError, OSError, AttributeError):
         return None
-    call = _clcall.launch
-
-    def quiet(queue, knl, bufs, vals, gsize, lsize):
-        return call(queue.int_ptr, knl.int_ptr, bufs, vals, gsize, lsize) == 0
-    return quiet
+    return _clcall.quiet
 
 
 def _init():
@@ -137,7 +133,8 @@ def submit(queue, knl, bufs, vals, gsize, lsize):
     it over gsize / lsize; the caller holds LAUNCH_LOCK. Launches whose event nobody needs (all
     but every MARK_EVERY-th, while no profiler observes) go through _quiet_launcher's C call;
     the others, and any launch the C call could not enqueue (so that the error raised is
-    pyopencl's own), through pyopencl."""
+    pyopencl's own), through pyopencl. (carray.opencl._clcall's quiet_turn() makes the same
+    test for the cached launches that _ewfast makes from C: keep the two alike.)"""
     global _since_mark
     if _quiet is False:
         _init()

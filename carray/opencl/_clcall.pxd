@@ -1,0 +1,29 @@
+from libc.stdint cimport int32_t, uintptr_t
+
+cdef enum:
+    MAX_CONSTS = 8      # the most by-value arguments a Plan sets on every launch
+
+
+cdef class Plan:
+    cdef readonly object queue
+    cdef readonly object knl
+    cdef readonly tuple consts          # (index, bytes, index, bytes, ...)
+    cdef readonly tuple gsize
+    cdef readonly object lsize          # a tuple or None
+    cdef void* queue_ptr
+    cdef void* kernel
+    cdef int nconst
+    cdef unsigned int const_index[MAX_CONSTS]
+    cdef const char* const_value[MAX_CONSTS]
+    cdef size_t const_size[MAX_CONSTS]
+    cdef unsigned int dims
+    cdef size_t g[3]
+    cdef size_t l[3]
+
+    cdef int32_t launch(self, int nbuf, const unsigned int* buf_index, const uintptr_t* mems,
+                        int nval, const unsigned int* val_index, const void** vals,
+                        const size_t* val_sizes) noexcept
+
+
+cdef bint quiet_turn() except -1
+cdef int quiet_done() except -1
