@@ -263,18 +263,24 @@ cdef Array new_array(int ndim, const Py_ssize_t* shape, int dtype_num):
     return a
 
 
+cdef object _device_alloc = None     # the runtime's alloc (one runtime per process)
+
+
 cdef Array new_device_array(int ndim, const Py_ssize_t* shape, int dtype_num):
     """A new C-contiguous, uninitialised array in a pooled OpenCL buffer (data is NULL).
 
     Raises ImportError without pyopencl, RuntimeError without an OpenCL device, MemoryError
     naming the size when the device has no room."""
+    global _device_alloc
     cdef Py_ssize_t itemsize = itemsize_of(dtype_num)
     cdef Py_ssize_t size = _checked_size(ndim, shape, itemsize)
     cdef Storage s = Storage.__new__(Storage)
     cdef Array a = Array.__new__(Array)
     cdef int d
     cdef Py_ssize_t stride = 1
-    s.handle = gpu_backend().runtime().alloc(size * itemsize)
+    if _device_alloc is None:
+        _device_alloc = gpu_backend().runtime().alloc
+    s.handle = _device_alloc(size * itemsize)
     s.nbytes = size * itemsize
     s.device = "gpu"
     a.storage = s

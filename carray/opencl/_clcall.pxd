@@ -1,3 +1,4 @@
+from cpython.pythread cimport PyThread_type_lock
 from libc.stdint cimport int32_t, uintptr_t
 
 cdef enum:
@@ -23,6 +24,14 @@ cdef class Plan:
     cdef int32_t launch(self, int nbuf, const unsigned int* buf_index, const uintptr_t* mems,
                         int nval, const unsigned int* val_index, const void** vals,
                         const size_t* val_sizes) noexcept
+
+
+cdef class LaunchLock:
+    cdef PyThread_type_lock lock
+    cdef unsigned long owner        # the holding thread's ident (valid while count > 0)
+    cdef long count                 # how many times it holds the lock
+
+    cdef bint free_for_launch(self) noexcept
 
 
 cdef bint quiet_turn() except -1

@@ -14,6 +14,9 @@ this launch go without an event).
 
 from libc.stdint cimport int32_t, uintptr_t
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.pythread cimport (NOWAIT_LOCK, WAIT_LOCK, PyThread_acquire_lock,
+                               PyThread_allocate_lock, PyThread_free_lock,
+                               PyThread_get_thread_ident, PyThread_release_lock)
 
 ctypedef int32_t (*set_arg_fn)(void* kernel, unsigned int index, size_t size,
                                const void* value) noexcept nogil
@@ -171,6 +174,62 @@ cdef class Plan:
                 return err
         return _enqueue(self.queue_ptr, self.kernel, self.dims, NULL, self.g,
                         self.l if self.lsize is not None else NULL, 0, NULL, NULL)
+
+
+cdef class LaunchLock:
+    """The lock every launch holds across setting a kernel's arguments and enqueueing it
+    (_launch.LAUNCH_LOCK): reentrant, as threading.RLock (acquire(blocking=True) -> bool,
+    release(), `with`), and its holder readable from C, so that free_for_launch() tells a
+    launch made from C without calling Python code that it may go without taking it."""
+
+    def __cinit__(self):
+        self.lock = PyThread_allocate_lock()
+        if self.lock == NULL:
+            raise MemoryError("cannot allocate a lock")
+
+    def __dealloc__(self):
+        if self.lock != NULL:
+            PyThread_free_lock(self.lock)
+
+    def acquire(self, bint blocking=True):
+        """Take the lock (again, when this thread holds it); without blocking, False when
+        another thread holds it."""
+        cdef unsigned long me = PyThread_get_thread_ident()
+        cdef int got
+        if self.count and self.owner == me:
+            self.count += 1
+            return True
+        got = PyThread_acquire_lock(self.lock, NOWAIT_LOCK)
+        if not got:
+            if not blocking:
+                return False
+            with nogil:
+                got = PyThread_acquire_lock(self.lock, WAIT_LOCK)
+        self.owner = me
+        self.count = 1
+        return True
+
+    def release(self):
+        """Give the lock back once; RuntimeError when this thread does not hold it."""
+        if not self.count or self.owner != PyThread_get_thread_ident():
+            raise RuntimeError("cannot release un-acquired lock")
+        self.count -= 1
+        if not self.count:
+            self.owner = 0
+            PyThread_release_lock(self.lock)
+
+    def __enter__(self):
+        return self.acquire()
+
+    def __exit__(self, exc_type, exc, tb):
+        self.release()
+
+    cdef bint free_for_launch(self) noexcept:
+        """Whether a launch made from C, holding the GIL throughout and calling no Python code
+        (so no other thread can run meanwhile), may go without taking the lock: no thread holds
+        it, or this one does. Another thread waiting for it takes it only with the GIL, after
+        such a launch."""
+        return self.count == 0 or self.owner == PyThread_get_thread_ident()
 
 
 # _launch's and _profiling's globals (read on first use: _launch imports this module lazily)

@@ -17,7 +17,7 @@ from libc.stdint cimport int32_t, int64_t, uintptr_t
 
 from carray.core._array cimport Array
 from carray.core._strided cimport MAXDIMS
-from carray.opencl._clcall cimport Plan, quiet_done, quiet_turn
+from carray.opencl._clcall cimport LaunchLock, Plan, quiet_done, quiet_turn
 
 from carray.opencl._launch import LAUNCH_LOCK
 from carray.opencl._types import BFLOAT16, BOOL, FLOAT16
@@ -30,8 +30,7 @@ cdef int _BOOL = BOOL
 cdef int _FLOAT16 = FLOAT16
 cdef int _BFLOAT16 = BFLOAT16
 
-cdef object _acquire = LAUNCH_LOCK.acquire
-cdef object _release = LAUNCH_LOCK.release
+cdef LaunchLock _lock = LAUNCH_LOCK
 cdef object _elementwise = None     # carray.opencl._elementwise (it imports this module)
 cdef dict _ew_globals = None        # its globals (the plans, _plans, are looked up per call)
 cdef dict _launch_globals = None    # carray.opencl._launch's (submit is looked up per call)
@@ -164,16 +163,16 @@ def run(kind, int code, int t, Array out not None, inputs):
             mems[nbuf] = buf.int_ptr
             buf_index[nbuf] = k + 1
             nbuf += 1
-    _acquire()
-    try:
-        if not converted and quiet_turn() and \
-                plan.launch(nbuf, buf_index, mems, nscalar, plan.scalar_index, vals,
-                            val_sizes) == 0:
-            quiet_done()
-        else:
-            _submit(plan, out, inputs)
-    finally:
-        _release()
+    # From quiet_turn() to the enqueue no Python code runs and the GIL is held: no other
+    # thread can set this kernel's arguments meanwhile, so LAUNCH_LOCK need not be taken
+    # unless another thread holds it (in the middle of its own launch)
+    if not converted and quiet_turn() and _lock.free_for_launch() and \
+            plan.launch(nbuf, buf_index, mems, nscalar, plan.scalar_index, vals,
+                        val_sizes) == 0:
+        quiet_done()
+        return out
+    with _lock:
+        _submit(plan, out, inputs)
     return out
 
 

@@ -4,16 +4,16 @@ MAX_IN_FLIGHT of them queued at a time."""
 
 import collections
 import os
-import threading
 import time
 
-from carray.opencl import _profiling
+from carray.opencl import _clcall, _profiling
 from carray.opencl._runtime import runtime
 
 # A cached kernel object is shared by every thread that launches it, and setting its arguments
 # and enqueueing it are separate calls: each launch holds this lock across both, so two threads
-# cannot swap each other's arguments.
-LAUNCH_LOCK = threading.RLock()
+# cannot swap each other's arguments. A reentrant lock (as threading.RLock) whose holder C code
+# can read (see _clcall.LaunchLock.free_for_launch).
+LAUNCH_LOCK = _clcall.LaunchLock()
 
 
 def _set_generic(knl, pairs):
@@ -94,7 +94,6 @@ def _quiet_launcher():
 
         from pyopencl import _cl
 
-        from carray.opencl import _clcall
         lib = ctypes.CDLL(_cl.__file__)
         _clcall.bind(ctypes.cast(lib.clSetKernelArg, ctypes.c_void_p).value,
                      ctypes.cast(lib.clEnqueueNDRangeKernel, ctypes.c_void_p).value)

@@ -170,3 +170,30 @@ def test_planned_launch_sets_each_argument_once():
     assert (args2 - args1, enq2 - enq1) == (5, 1)
     assert (args3 - args2, enq3 - enq2) == (4, 1)
     del c, s, e
+
+
+def test_launch_lock_is_reentrant_and_exclusive():
+    """LAUNCH_LOCK behaves as threading.RLock: its holder takes it again, another thread does
+    not get it until it is given back as often as it was taken, and giving back a lock not held
+    raises RuntimeError."""
+    from carray.opencl._clcall import LaunchLock
+    lock = LaunchLock()
+    got = []
+
+    def other():
+        got.append(lock.acquire(False))
+    with lock:
+        with lock:
+            t = threading.Thread(target=other)
+            t.start()
+            t.join()
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+    assert got == [False, False]
+    t = threading.Thread(target=other)
+    t.start()
+    t.join()
+    assert got == [False, False, True]
+    with pytest.raises(RuntimeError, match="un-acquired"):
+        lock.release()      # held by the other thread, not this one
