@@ -34,5 +34,5 @@ cdef class LaunchLock:
     cdef bint free_for_launch(self) noexcept
 
 
-cdef bint quiet_turn() except -1
-cdef int quiet_done() except -1
+cdef long quiet_turn() except -2
+cdef int quiet_done(long since) except -1

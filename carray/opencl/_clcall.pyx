@@ -14,6 +14,8 @@ this launch go without an event).
 
 from libc.stdint cimport int32_t, uintptr_t
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.dict cimport PyDict_GetItem
+from cpython.object cimport PyObject
 from cpython.pythread cimport (NOWAIT_LOCK, WAIT_LOCK, PyThread_acquire_lock,
                                PyThread_allocate_lock, PyThread_free_lock,
                                PyThread_get_thread_ident, PyThread_release_lock)
@@ -238,25 +240,41 @@ cdef dict _profiling_globals = None
 cdef object _quiet_fn = quiet
 
 
-cdef bint quiet_turn() except -1:
-    """Whether the caller (holding _launch.LAUNCH_LOCK) may launch now through Plan.launch: the
+cdef long quiet_turn() except -2:
+    """_launch._since_mark when the caller may launch now through Plan.launch, else -1: the
     test of _launch.submit's event-less branch, on _launch's state (its MARK_EVERY turn, no
     profiler observing), and _launch._quiet is this module's quiet() itself; when it is not
     (not looked up yet, off through CARRAY_OPENCL_LAUNCH=pyopencl, or wrapped by a test) the
     caller launches through _launch.submit, which then sees every launch. After the launch
-    succeeds the caller calls quiet_done()."""
+    succeeds the caller calls quiet_done() with the count. Runs no Python code after the first
+    call (dict reads only)."""
     global _launch_globals, _profiling_globals
+    cdef PyObject* p
+    cdef long since
     if _launch_globals is None:
         from carray.opencl import _launch, _profiling
         _launch_globals = _launch.__dict__
         _profiling_globals = _profiling.__dict__
-    if _launch_globals.get("_quiet") is not _quiet_fn or \
-            _profiling_globals.get("observer") is not None:
-        return False
-    return <long>_launch_globals["_since_mark"] + 1 < <long>_launch_globals["MARK_EVERY"]
+    p = PyDict_GetItem(_launch_globals, "_quiet")
+    if p is NULL or p is not <PyObject*>_quiet_fn:
+        return -1
+    p = PyDict_GetItem(_profiling_globals, "observer")
+    if p is NULL or p is not <PyObject*>None:
+        return -1
+    since = _global_long("_since_mark")
+    if since + 1 >= _global_long("MARK_EVERY"):
+        return -1
+    return since
 
 
-cdef int quiet_done() except -1:
-    """Count a launch made after quiet_turn() said yes (as _launch.submit counts its own)."""
-    _launch_globals["_since_mark"] = <long>_launch_globals["_since_mark"] + 1
+cdef inline long _global_long(str name) except? -1:
+    cdef PyObject* p = PyDict_GetItem(_launch_globals, name)
+    if p is NULL:
+        raise KeyError(name)
+    return <long><object>p
+
+
+cdef int quiet_done(long since) except -1:
+    """Count a launch made after quiet_turn() gave `since` (as _launch.submit counts its own)."""
+    _launch_globals["_since_mark"] = since + 1
     return 0

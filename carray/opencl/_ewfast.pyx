@@ -16,6 +16,7 @@ from cpython.object cimport PyObject
 from libc.stdint cimport int32_t, int64_t, uintptr_t
 
 from carray.core._array cimport Array
+from carray.core._storage cimport Storage
 from carray.core._strided cimport MAXDIMS
 from carray.opencl._clcall cimport LaunchLock, Plan, quiet_done, quiet_turn
 
@@ -71,6 +72,13 @@ cdef inline int _put_layout(int64_t* key, int n, Array a) noexcept:
     return n
 
 
+cdef inline uintptr_t _mem(Storage s) except? 0:
+    """The cl_mem of a device storage's buffer (its pyopencl int_ptr, read once)."""
+    if s.handle_ptr == 0:
+        s.handle_ptr = s.handle.int_ptr
+    return s.handle_ptr
+
+
 cdef inline bint _same_view(Array a, Array b) noexcept:
     """Whether a and b have the same offset, type, shape and strides."""
     cdef int d
@@ -110,6 +118,7 @@ def run(kind, int code, int t, Array out not None, inputs):
     cdef EwPlan plan
     cdef PyObject* found
     cdef int n, k, nin, nbuf = 1, nscalar = 0
+    cdef long since
     cdef bint converted = False
     if type(inputs) is not list:
         inputs = list(inputs)
@@ -143,12 +152,11 @@ def run(kind, int code, int t, Array out not None, inputs):
         return _slow()._run_planned(kind, code, t, out, inputs, pkey)
     plan = <EwPlan>found
     # the arguments: buffers' cl_mem handles, scalars' values from their host bytes
-    mems[0] = obuf.int_ptr
+    mems[0] = _mem(out.storage)
     buf_index[0] = 0
     for k in range(nin):
         x = <Array>(<list>inputs)[k]
-        buf = x.storage.handle
-        if buf is None:
+        if x.storage.handle is None:
             if plan.scalar_num[nscalar] != x.dtype_num or x.dtype_num == _FLOAT16 or \
                     x.dtype_num == _BFLOAT16:
                 converted = True        # (packed by _layout.pack_scalar, in _submit)
@@ -160,17 +168,19 @@ def run(kind, int code, int t, Array out not None, inputs):
             val_sizes[nscalar] = x.itemsize
             nscalar += 1
         else:
-            mems[nbuf] = buf.int_ptr
+            mems[nbuf] = _mem(x.storage)
             buf_index[nbuf] = k + 1
             nbuf += 1
     # From quiet_turn() to the enqueue no Python code runs and the GIL is held: no other
     # thread can set this kernel's arguments meanwhile, so LAUNCH_LOCK need not be taken
     # unless another thread holds it (in the middle of its own launch)
-    if not converted and quiet_turn() and _lock.free_for_launch() and \
-            plan.launch(nbuf, buf_index, mems, nscalar, plan.scalar_index, vals,
-                        val_sizes) == 0:
-        quiet_done()
-        return out
+    if not converted:
+        since = quiet_turn()
+        if since >= 0 and _lock.free_for_launch() and \
+                plan.launch(nbuf, buf_index, mems, nscalar, plan.scalar_index, vals,
+                            val_sizes) == 0:
+            quiet_done(since)
+            return out
     with _lock:
         _submit(plan, out, inputs)
     return out
