@@ -13,7 +13,7 @@ and where each scalar operand goes; only the buffers and the scalars' values cha
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.dict cimport PyDict_GetItem
 from cpython.object cimport PyObject
-from libc.stdint cimport int32_t, int64_t, uintptr_t
+from libc.stdint cimport int64_t, uintptr_t
 
 from carray.core._array cimport Array
 from carray.core._storage cimport Storage
