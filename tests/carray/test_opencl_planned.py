@@ -197,3 +197,27 @@ def test_launch_lock_is_reentrant_and_exclusive():
     assert got == [False, False, True]
     with pytest.raises(RuntimeError, match="un-acquired"):
         lock.release()      # held by the other thread, not this one
+
+
+def test_pool_alloc_hands_what_the_pool_cannot_take_to_the_checked_path():
+    """Runtime.alloc (a PoolAlloc) calls the pool for 0 < nbytes <= the largest buffer, and the
+    checked path (errors, retries) for empty arrays, sizes beyond it and failed allocations."""
+    from carray.opencl._alloc import PoolAlloc
+    calls = []
+
+    def allocate(n):
+        calls.append(("pool", n))
+        if n == 7:
+            raise RuntimeError("out of memory")
+        return "buffer"
+
+    def checked(n):
+        calls.append(("checked", n))
+        return "checked buffer"
+    alloc = PoolAlloc(allocate, 100, checked)
+    assert [alloc(n) for n in (64, 0, 101, 7)] == ["buffer", "checked buffer", "checked buffer",
+                                                   "checked buffer"]
+    assert calls == [("pool", 64), ("checked", 0), ("checked", 101), ("pool", 7), ("checked", 7)]
+    assert isinstance(ca.opencl.runtime().alloc, PoolAlloc)
+    with pytest.raises(MemoryError, match=str(2**61)):
+        ca.opencl.runtime().alloc(2**61)
