@@ -218,11 +218,11 @@ cdef Py_ssize_t _checked_size(int ndim, const Py_ssize_t* shape, Py_ssize_t item
     for d in range(ndim):
         if shape[d] < 0:
             raise ValueError(f"negative dimensions are not allowed, got shape "
-                             f"{tuple(shape[i] for i in range(ndim))}")
+                             f"{tuple([shape[i] for i in range(ndim)])}")
         if shape[d] == 0:
             empty = True
         elif shape[d] > limit // size:
-            raise ValueError(f"array is too big: shape {tuple(shape[i] for i in range(ndim))} "
+            raise ValueError(f"array is too big: shape {tuple([shape[i] for i in range(ndim)])} "
                              f"of {itemsize}-byte items is larger than the maximum possible "
                              f"size ({max_bytes} bytes)")
         else:
@@ -263,18 +263,24 @@ cdef Array new_array(int ndim, const Py_ssize_t* shape, int dtype_num):
     return a
 
 
+cdef object _device_runtime = None   # the backend's runtime (one per process, made once)
+
+
 cdef Array new_device_array(int ndim, const Py_ssize_t* shape, int dtype_num):
     """A new C-contiguous, uninitialised array in a pooled OpenCL buffer (data is NULL).
 
     Raises ImportError without pyopencl, RuntimeError without an OpenCL device, MemoryError
     naming the size when the device has no room."""
+    global _device_runtime
     cdef Py_ssize_t itemsize = itemsize_of(dtype_num)
     cdef Py_ssize_t size = _checked_size(ndim, shape, itemsize)
     cdef Storage s = Storage.__new__(Storage)
     cdef Array a = Array.__new__(Array)
     cdef int d
     cdef Py_ssize_t stride = 1
-    s.handle = gpu_backend().runtime().alloc(size * itemsize)
+    if _device_runtime is None:
+        _device_runtime = gpu_backend().runtime()
+    s.handle = _device_runtime.alloc(size * itemsize)
     s.nbytes = size * itemsize
     s.device = "gpu"
     a.storage = s
@@ -354,7 +360,7 @@ cdef Array broadcast_view(Array a, int ndim, const Py_ssize_t* shape):
     cdef int d, k = ndim - a.ndim
     if k < 0:
         raise ValueError(f"cannot broadcast array of shape {a.shape} to shape "
-                         f"{tuple(shape[i] for i in range(ndim))}: the target has fewer dims")
+                         f"{tuple([shape[i] for i in range(ndim)])}: the target has fewer dims")
     for d in range(ndim):
         if d < k:
             strides[d] = 0
@@ -364,7 +370,7 @@ cdef Array broadcast_view(Array a, int ndim, const Py_ssize_t* shape):
             strides[d] = 0
         else:
             raise ValueError(f"cannot broadcast array of shape {a.shape} to shape "
-                             f"{tuple(shape[i] for i in range(ndim))}")
+                             f"{tuple([shape[i] for i in range(ndim)])}")
     return make_view(a, ndim, shape, strides, a.offset)
 
 
@@ -1331,6 +1337,14 @@ cdef bint _reshape_strides(Array a, int n, const Py_ssize_t* newshape,
     return True
 
 
+cdef inline bint _same_dims(int n, const Py_ssize_t* x, const Py_ssize_t* y) noexcept:
+    cdef int d
+    for d in range(n):
+        if x[d] != y[d]:
+            return False
+    return True
+
+
 cdef Array _reshape(Array a, object shape, object order):
     cdef Py_ssize_t newshape[MAXDIMS]
     cdef Py_ssize_t newstrides[MAXDIMS]
@@ -1341,7 +1355,7 @@ cdef Array _reshape(Array a, object shape, object order):
     if order not in ("C", "A"):
         raise ValueError(f"order must be one of 'C', 'F', 'A', got {order!r}")
     n = _resolve_shape(a, shape, newshape)
-    if n == a.ndim and all(newshape[d] == a.shape_[d] for d in range(n)) \
+    if n == a.ndim and _same_dims(n, newshape, a.shape_) \
             and -1 not in (shape if isinstance(shape, (tuple, list)) else (shape,)):
         return make_view(a, n, a.shape_, a.strides_, a.offset)    # same shape: NumPy keeps strides
     if _reshape_strides(a, n, newshape, newstrides):

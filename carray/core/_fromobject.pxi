@@ -242,6 +242,11 @@ cdef bint _is_bfloat16_ndarray(object obj):
 cdef Array as_array(object obj, int num):
     """obj as an Array of type num (-1: keep or infer the dtype), copying only when needed."""
     cdef Array a
+    cdef type t = type(obj)
+    if t is float:          # (the Python scalars of operators first: exactly the cases below)
+        return _scalar_array(obj, FLOAT32 if num < 0 else num)
+    if t is int:
+        return _scalar_array(obj, INT64 if num < 0 else num)
     if isinstance(obj, Array):
         a = <Array>obj
         if num < 0 or num == a.dtype_num:

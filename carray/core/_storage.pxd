@@ -13,6 +13,8 @@ cdef class Storage:
     cdef object handle          # a device buffer object (OpenCL), None for host memory
     cdef void* dl_managed       # a DLPack managed tensor whose deleter runs on free
     cdef bint dl_versioned
+    cdef size_t handle_ptr      # handle's address as kernels take it (OpenCL: its cl_mem), 0
+                                # until the backend reads it (carray.opencl._ewfast)
 
 cdef Storage new_host_storage(Py_ssize_t nbytes)
 cdef Storage storage_from_buffer(object obj, Py_buffer* view)

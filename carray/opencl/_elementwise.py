@@ -2,8 +2,8 @@
 loops of carray/cpu/_kernels.pxi), keyed by the op table's enum members, and the launcher of the
 kernels/elementwise.cl kernels."""
 
-from carray.opencl import _cache, _half, _layout
-from carray.opencl._launch import LAUNCH_LOCK, launch, submit
+from carray.opencl import _cache, _ewfast, _half, _layout
+from carray.opencl._launch import launch
 from carray.opencl._runtime import runtime
 from carray.opencl._types import BOOL, CL_TYPES, FLOAT32, FLOAT64, INT32, INT64, UNSIGNED
 from carray.ops._optable import BinaryOp as B
@@ -160,67 +160,16 @@ def _half_helpers(nums):
     return _half.HELPERS + (_half.H2D if _half.FLOAT64 in nums else "")
 
 
-_plans = _cache.PlanCache()     # launch key (op, types, layouts, offsets) -> _Plan
+_plans = _cache.PlanCache()     # plan key (see carray/opencl/_ewfast.pyx) -> _ewfast.EwPlan
 
-
-class _Plan:
-    """What a repeated launch of one elementwise op on one layout reuses: the kernel, its packed
-    layout arguments, the global and local sizes, and where each scalar operand goes."""
-    __slots__ = ("knl", "consts", "gsize", "lsize", "scalars")
-
-    def __init__(self, knl, consts, gsize, lsize, scalars):
-        self.knl, self.consts, self.gsize, self.lsize = knl, consts, gsize, lsize
-        self.scalars = scalars       # ((argument index, carray type number), ...)
-
-
-def run(kind, code, t, out, inputs):
-    """out[...] = op(inputs...) elementwise. `out` is a device Array; each input is a device
-    Array broadcastable to out's shape or a host 0-d Array (a scalar). t: the compute type.
-
-    The launch is planned once per key (op, types, shapes, strides, offsets): a repeat only
-    gathers the buffers and scalar values, sets them and enqueues (the G3 path)."""
-    oc = out._cl()
-    obuf = oc[0]
-    key = [kind, code, t, oc[1:]]
-    bufs = [0, obuf]
-    svals = None
-    k = 0
-    for x in inputs:
-        k += 1
-        xc = x._cl()
-        buf = xc[0]
-        if buf is None:
-            key.append(xc[2])
-            if svals is None:
-                svals = []
-            svals.append(x.item())
-        elif buf is obuf and xc[1:] != oc[1:]:
-            key = None      # another view of the output's buffer: no plan (see _run_planned)
-            break
-        else:               # (the output itself as an operand is planned: y += b)
-            key.append(xc[1:])
-            bufs.append(k)
-            bufs.append(buf)
-    if key is not None:
-        plan = _plans.get(tuple(key))
-        if plan is not None:
-            knl = plan.knl
-            if svals is None:
-                consts = plan.consts
-            else:
-                consts = list(plan.consts)
-                for (i, num), v in zip(plan.scalars, svals):
-                    consts.append(i)
-                    consts.append(_layout.pack_scalar(num, v))
-            with LAUNCH_LOCK:
-                submit(runtime().queue, knl, bufs, consts, plan.gsize, plan.lsize)
-            return out
-    return _run_planned(kind, code, t, out, inputs, None if key is None else tuple(key))
+# run: the repeated launch of a planned key, in C (carray/opencl/_ewfast.pyx); _run_planned makes
+# the plans it reuses
+run = _ewfast.run
 
 
 def _run_planned(kind, code, t, out, inputs, plan_key):
     """run() the first time for plan_key (or every time when it is None): lay the operands
-    out, build the kernel, launch it, and keep the plan under plan_key."""
+    out, build the kernel, launch it, and keep the plan (an _ewfast.EwPlan) under plan_key."""
     rt = runtime()
     obuf, ooff, onum, shape, ost = out._cl()
     n = 1
@@ -273,8 +222,8 @@ def _run_planned(kind, code, t, out, inputs, plan_key):
     if plan_key is not None:
         nin = len(inputs)
         g = rt.max_group
-        _plans.put(plan_key, _Plan(knl, (nin + 1, layout, nin + 2, _layout.pack(idx, [n])),
-                                   (-(-items // g) * g,), (g,),
-                                   tuple((k, _half.scalar_num(nums[k])) for k in range(1, nin + 1)
-                                         if not is_arr[k])))
+        _plans.put(plan_key, _ewfast.EwPlan(
+            rt.queue, knl, (nin + 1, layout, nin + 2, _layout.pack(idx, [n])),
+            (-(-items // g) * g,), (g,),
+            tuple((k, _half.scalar_num(nums[k])) for k in range(1, nin + 1) if not is_arr[k])))
     return out

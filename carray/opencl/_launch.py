@@ -4,16 +4,16 @@ MAX_IN_FLIGHT of them queued at a time."""
 
 import collections
 import os
-import threading
 import time
 
-from carray.opencl import _profiling
+from carray.opencl import _clcall, _profiling
 from carray.opencl._runtime import runtime
 
 # A cached kernel object is shared by every thread that launches it, and setting its arguments
 # and enqueueing it are separate calls: each launch holds this lock across both, so two threads
-# cannot swap each other's arguments.
-LAUNCH_LOCK = threading.RLock()
+# cannot swap each other's arguments. A reentrant lock (as threading.RLock) whose holder C code
+# can read (see _clcall.LaunchLock.free_for_launch).
+LAUNCH_LOCK = _clcall.LaunchLock()
 
 
 def _set_generic(knl, pairs):
@@ -94,17 +94,12 @@ def _quiet_launcher():
 
         from pyopencl import _cl
 
-        from carray.opencl import _clcall
         lib = ctypes.CDLL(_cl.__file__)
         _clcall.bind(ctypes.cast(lib.clSetKernelArg, ctypes.c_void_p).value,
                      ctypes.cast(lib.clEnqueueNDRangeKernel, ctypes.c_void_p).value)
     except (ImportError, OSError, AttributeError):
         return None
-    call = _clcall.launch
-
-    def quiet(queue, knl, bufs, vals, gsize, lsize):
-        return call(queue.int_ptr, knl.int_ptr, bufs, vals, gsize, lsize) == 0
-    return quiet
+    return _clcall.quiet
 
 
 def _init():
@@ -137,7 +132,8 @@ def submit(queue, knl, bufs, vals, gsize, lsize):
     it over gsize / lsize; the caller holds LAUNCH_LOCK. Launches whose event nobody needs (all
     but every MARK_EVERY-th, while no profiler observes) go through _quiet_launcher's C call;
     the others, and any launch the C call could not enqueue (so that the error raised is
-    pyopencl's own), through pyopencl."""
+    pyopencl's own), through pyopencl. (carray.opencl._clcall's quiet_turn() makes the same
+    test for the cached launches that _ewfast makes from C: keep the two alike.)"""
     global _since_mark
     if _quiet is False:
         _init()

@@ -12,6 +12,8 @@ import operator
 import os
 import threading
 
+from carray.opencl._alloc import PoolAlloc
+
 _runtime = None
 _runtime_lock = threading.Lock()
 
@@ -37,13 +39,18 @@ class Runtime:
         self.max_group = min(device.max_work_group_size, 256)
         self.is_cpu = bool(device.type & cl.device_type.CPU)
         self.debug = int(os.environ.get("CARRAY_DEBUG", "0") or 0)
+        # alloc without a Python frame per call: the pool's allocate for the sizes it takes as
+        # they are, checked_alloc (below) for the rest
+        self.alloc = PoolAlloc(self.pool.allocate, self.max_alloc, self.checked_alloc)
 
     def __repr__(self):
         return (f"<carray OpenCL device {self.name!r} on {self.platform!r}, "
                 f"fp64={'yes' if self.fp64 else 'no'}>")
 
-    def alloc(self, nbytes):
-        """A pooled device buffer of at least nbytes (one byte for empty arrays).
+    def checked_alloc(self, nbytes):
+        """A pooled device buffer of at least nbytes (one byte for empty arrays): what
+        self.alloc(nbytes) returns (a _alloc.PoolAlloc, which calls this for an empty array, a
+        size beyond the largest buffer and a failed allocation).
 
         Raises MemoryError naming the size when the device cannot hold it."""
         if nbytes > self.max_alloc:

@@ -248,6 +248,14 @@ cdef inline bint _can_cast_same_kind(int src, int dst) noexcept:
         (_kind_rank(src) != 1 or is_unsigned_num(src) or not is_unsigned_num(dst))
 
 
+cdef inline bint _same_shape(Array a, const Py_ssize_t* shape) noexcept:
+    cdef int d
+    for d in range(a.ndim):
+        if a.shape_[d] != shape[d]:
+            return False
+    return True
+
+
 cdef Array _output(object out, int nd, Py_ssize_t* shape, int num, str name,
                    bint same_kind=True, Array dev=None):
     """The array to write results of type num into: a new one, or `out` when it fits exactly.
@@ -264,9 +272,9 @@ cdef Array _output(object out, int nd, Py_ssize_t* shape, int num, str name,
     if not isinstance(out, Array):
         raise TypeError(f"{name}: out must be a carray Array, got {type(out).__name__}")
     o = <Array>out
-    if o.ndim != nd or o.shape != tuple([shape[d] for d in range(nd)]):
+    if o.ndim != nd or not _same_shape(o, shape):
         raise ValueError(f"non-broadcastable output operand with shape {o.shape} doesn't match "
-                         f"the broadcast shape {tuple(shape[d] for d in range(nd))}")
+                         f"the broadcast shape {tuple([shape[d] for d in range(nd)])}")
     if not o.writeable:
         raise ValueError("output array is read-only")
     if on_gpu(o) != (dev is not None):

@@ -1,0 +1,6 @@
+from typing import Any, Callable
+
+class PoolAlloc:
+    def __init__(self, allocate: Callable[[int], Any], max_bytes: int,
+                 checked: Callable[[int], Any]) -> None: ...
+    def __call__(self, nbytes: int) -> Any: ...
