@@ -1,7 +1,8 @@
 """Batch normalisation in training mode on the device (batchnorm.cl), for carray.nn.batch_norm
 and batch_norm_grad: two launches forward (the statistics of every channel in one pass, with the
 running statistics' update, then the normalisation) and two backward (the two sums per channel,
-then the input's gradient)."""
+then the input's gradient), and one more each (merging per-channel parts) when few channels
+are spread over several work groups each (see _parts)."""
 
 import carray
 from carray.opencl import _cache
@@ -13,18 +14,30 @@ from carray.opencl._layout import pack_scalar as _s
 from carray.opencl._runtime import runtime
 from carray.opencl._types import CL_TYPES, FLOAT64
 
-STATS, APPLY, SUMS, GRAD = range(4)
+STATS, APPLY, SUMS, GRAD, STATS_MERGE, SUMS_MERGE = range(6)
 
 
 def _kernels(t):
     wg = runtime().max_group
     return _cache.kernel(("batchnorm", t, wg), ("bn_stats", "bn_apply", "bn_grad_sums",
-                                                "bn_grad_input"),
+                                                "bn_grad_input", "bn_stats_merge",
+                                                "bn_grad_sums_merge"),
                          lambda: _cache.render("batchnorm.cl", t=CL_TYPES[t], wg=wg), "long",
                          t == FLOAT64)
 
 
+def _parts(C, N, S):
+    """Work groups per channel for the statistics kernels: enough for two per compute unit in
+    all (a ResNet's 64-channel layers ran on 64 of an H100's 132 compute units), but never more
+    than there are rows of images to share out, nor parts of fewer than 16K values."""
+    rows = runtime().max_group // _columns(S)
+    want = -(-2 * runtime().device.max_compute_units // C)
+    return max(1, min(want, -(-N // rows), N * S // 16384))
 
+
+def _partial(C, parts, per, like):
+    """The parts' partial results (per values each), or a placeholder when parts == 1."""
+    return carray.empty((C * parts * per if parts > 1 else 1,), dtype=like.dtype, device="gpu")
 
 
 def _columns(S):
@@ -59,13 +72,18 @@ def batch_norm(x, weight, bias, eps, running_mean, running_var, momentum):
     xb, xo = dense_operand(x)
     update = running_mean is not None
     total = N * S
-    launch(kern[STATS], C * runtime().max_group,
-           [xb, xo, mean._cl()[0], var._cl()[0], invstd._cl()[0],
-            *_written(running_mean if update else mean), *_written(running_var if update else var),
-            _i(int(update)), _q(C), _q(S), _q(total),
-            _s(t, eps), _s(t, 1.0 - momentum), _s(t, momentum),
-            _s(t, total / (total - 1) if total > 1 else float("inf")), _i(_columns(S))],
-           runtime().max_group)
+    parts = _parts(C, N, S)
+    partial = _partial(C, parts, 3, x)
+    outputs = [mean._cl()[0], var._cl()[0], invstd._cl()[0],
+               *_written(running_mean if update else mean),
+               *_written(running_var if update else var), _i(int(update))]
+    factors = [_s(t, eps), _s(t, 1.0 - momentum), _s(t, momentum),
+               _s(t, total / (total - 1) if total > 1 else float("inf"))]
+    launch(kern[STATS], C * parts * runtime().max_group,
+           [xb, xo, *outputs, _q(C), _q(S), _q(total), *factors, _i(_columns(S)), _i(parts),
+            partial._cl()[0]], runtime().max_group)
+    if parts > 1:
+        launch(kern[STATS_MERGE], C, [partial._cl()[0], *outputs, _q(C), *factors, _i(parts)])
     if y.size:
         launch(kern[APPLY], y.size,
                [y._cl()[0], xb, xo, mean._cl()[0], invstd._cl()[0], *optional_operand(weight, mean),
@@ -83,9 +101,15 @@ def batch_norm_grad(g, x, mean, invstd, weight, output_mask):
     gb_, go = dense_operand(g)
     xb, xo = dense_operand(x)
     if C:
-        launch(kern[SUMS], C * runtime().max_group,
+        parts = _parts(C, N, S)
+        partial = _partial(C, parts, 2, x)
+        launch(kern[SUMS], C * parts * runtime().max_group,
                [sum_g._cl()[0], sum_gx._cl()[0], gb_, go, xb, xo, mean._cl()[0],
-                invstd._cl()[0], _q(C), _q(S), _q(N * S), _i(_columns(S))], runtime().max_group)
+                invstd._cl()[0], _q(C), _q(S), _q(N * S), _i(_columns(S)), _i(parts),
+                partial._cl()[0]], runtime().max_group)
+        if parts > 1:
+            launch(kern[SUMS_MERGE], C, [partial._cl()[0], sum_g._cl()[0], sum_gx._cl()[0],
+                                         _q(C), _i(parts)])
     gx = None
     if output_mask[0]:
         gx = carray.empty(x.shape, dtype=x.dtype, device="gpu")

@@ -108,3 +108,49 @@ def test_bad_arguments(device):
     if device == "gpu":
         with pytest.raises(ca.DeviceMismatchError):
             nn.batch_norm(x, ca.ones((3,)))
+
+
+@pytest.mark.parametrize("parts", [2, 3, 5])
+@pytest.mark.parametrize("shape", [(7, 3, 300), (4, 2, 5, 6), (9, 2), (3, 2, 70)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_statistics_spread_over_several_work_groups_per_channel(monkeypatch, parts, shape,
+                                                                 dtype):
+    """The device's statistics kernels with `parts` work groups per channel (their partial
+    results merged by a second launch; parts beyond the rows of images get none), as a GPU
+    with few channels per compute unit runs them: the same values as NumPy, incl. a channel
+    with a large mean."""
+    _dev("gpu")
+    from carray.opencl import _batchnorm
+    monkeypatch.setattr(_batchnorm, "_parts", lambda C, N, S: parts)
+    rng = np.random.default_rng(parts + len(shape))
+    C = shape[1]
+    x = rng.standard_normal(shape) * 3 + np.arange(C).reshape((1, C) + (1,) * (len(shape) - 2))
+    x[:, 0] += 1e3
+    g = rng.standard_normal(shape)
+    w, b = rng.standard_normal(C), rng.standard_normal(C)
+    rm0, rv0 = rng.standard_normal(C), rng.random(C) + 0.5
+    xa, wa, ba, rm, rv = (ca.array(a.astype(dtype)).to("gpu") for a in (x, w, b, rm0, rv0))
+    y, mean, var, invstd = nn.batch_norm(xa, wa, ba, 1e-5, rm, rv, 0.2)
+    want = _reference(x, w, b, g, 1e-5)
+    tol = 2e-4 if dtype == "float32" else 1e-10
+    for got, ref in zip((y, mean, var), want):
+        np.testing.assert_allclose(np.asarray(got.to("cpu")), ref, rtol=tol, atol=tol)
+    m = x.size // C
+    np.testing.assert_allclose(np.asarray(rv.to("cpu")), 0.8 * rv0 + 0.2 * want[2] * m / (m - 1),
+                               rtol=tol, atol=tol)
+    grads = nn.batch_norm_grad(ca.array(g.astype(dtype)).to("gpu"), xa, mean, invstd, wa)
+    for got, ref in zip(grads, want[3:]):
+        np.testing.assert_allclose(np.asarray(got.to("cpu")), ref, rtol=tol, atol=tol)
+
+
+def test_parts_fill_the_device_but_not_beyond_the_rows():
+    """_parts: two work groups per compute unit in all, at most one per row of images, none
+    smaller than 16K values; 1 when the channels alone fill the device."""
+    _dev("gpu")
+    from carray.opencl import _batchnorm
+    from carray.opencl._runtime import runtime
+    cus = runtime().device.max_compute_units
+    assert _batchnorm._parts(4 * cus, 128, 1024) == 1
+    assert _batchnorm._parts(1, 10**6, 1024) == 2 * cus
+    assert _batchnorm._parts(1, 3, 1 << 20) == 3              # 3 images, a row each
+    assert _batchnorm._parts(1, 1024, 64) == min(2 * cus, 1024 * 64 // 16384)
