@@ -78,18 +78,13 @@ static int carray_omp_init(void) { return 0; }
 /* 1 in a child of fork() (see above). */
 static int carray_forked(void) { return carray__forked; }
 
-/* Threads for a parallel region starting now: carray_max_threads() when no other region runs;
-   else the threads the others leave, at most half of them (rounded up) and at least 1 (the
-   caller's own). The half keeps two callers even: without it the one that started first takes
-   every core the other's 1-thread region leaves, again and again (two callers of sum(axis=1) took
-   1.6x one caller doing both's work on 16 cores). */
+/* Threads for a parallel region starting now: carray_max_threads(), less the threads that other
+   regions hold at this moment (at least 1: the caller's own). */
 static int carray_region_threads(void) {
     int n = carray_max_threads();
     int busy = __atomic_load_n(&carray__busy, __ATOMIC_RELAXED);
     if (busy > 0 && n > 1) {
-        int half = (n + 1) / 2;
         n -= busy;
-        if (n > half) n = half;
         if (n < 1) n = 1;
     }
     return n;
