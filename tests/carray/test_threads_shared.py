@@ -38,8 +38,11 @@ def test_two_callers_never_hold_more_than_the_cores_plus_one():
         busy = [s for s in samples if s > 0]
         if not busy:    # the contention back-off (_omp.h) ran every region on one thread
             pytest.skip("no parallel region ran: the machine is too busy")
-        over = sum(s > 3 for s in busy)    # 2 cores + 1 extra caller (not 2 x 2)
-        assert busy and over <= 0.1 * len(busy), (over, len(busy))
+        # 2 cores + 1 extra caller (not 2 x 2). Callers whose teams each took both cores would
+        # be over in most samples; the race above in a few percent (up to ~10% seen, more now
+        # that overlapping regions no longer send carray to one thread: _omp.h)
+        over = sum(s > 3 for s in busy)
+        assert busy and over <= 0.25 * len(busy), (over, len(busy))
         assert _strided._busy_threads() == 0
     finally:
         ca.set_num_threads(old)
