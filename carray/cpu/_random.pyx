@@ -8,7 +8,7 @@ threads: `_run` hands out chunks of CHUNK blocks with prange above PARALLEL_MIN 
 Kernels are `noexcept nogil` and trust their caller (Generator's methods validate everything).
 """
 
-from cython.parallel cimport prange
+from cython.parallel cimport prange, threadid
 from libc.math cimport sqrt, isfinite
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t, INT32_MIN, INT32_MAX
 from libc.stdint cimport INT64_MIN, INT64_MAX, UINT64_MAX
@@ -18,7 +18,7 @@ from carray.core._array cimport (Array, as_array, broadcast_view, copy_into, new
                             parse_device, parse_dtype_num, parse_shape)
 from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT32, INT64, bool_t, default_float_num,
                                  dtype_of, is_int_num, is_unsigned_num, itemsize_of)
-from carray.core._strided cimport MAXDIMS, max_threads, region_enter, region_exit
+from carray.core._strided cimport MAXDIMS, max_threads, region_enter, region_exit, thread_seen
 
 import operator
 
@@ -214,6 +214,7 @@ cdef void _run(kernel_t kernel, Draw* d, int per_block) noexcept nogil:
         return
     cdef double start = region_enter(nthreads)
     for c in prange(nchunks, schedule="static", num_threads=nthreads):
+        thread_seen(threadid())
         kernel(d, c * CHUNK, nblocks if (c + 1) * CHUNK > nblocks else (c + 1) * CHUNK)
     region_exit(start, nthreads)
 

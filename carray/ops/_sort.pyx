@@ -7,7 +7,7 @@ C-contiguous array of the input's shape. NaNs sort last; ties keep their origina
 """
 
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
-from cython.parallel cimport prange
+from cython.parallel cimport prange, threadid
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
@@ -17,7 +17,7 @@ from carray.core._array import ascontiguousarray
 from carray.core._dtype cimport is_complex_num
 from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16,
                                  UINT32, UINT64, bool_t, itemsize_of, num_t, u8_t)
-from carray.core._strided cimport max_threads, region_enter, region_exit
+from carray.core._strided cimport max_threads, region_enter, region_exit, thread_seen
 from carray.core._dtype cimport is_half_num
 from carray.ops._half import narrow, widen
 
@@ -134,6 +134,7 @@ cdef int _sort_host(num_t* k, int64_t* ix, Py_ssize_t lanes, Py_ssize_t n) excep
     else:
         start = region_enter(nt)
         for t in prange(nt, nogil=True, schedule="static", num_threads=nt):
+            thread_seen(threadid())
             _sort_lanes(k, ix, lanes * t // nt, lanes * (t + 1) // nt, n, tk + t * n,
                         ti + t * n if ti != NULL else NULL)
         region_exit(start, nt)

@@ -15,7 +15,7 @@ import os
 
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.pycapsule cimport PyCapsule_GetPointer
-from cython.parallel cimport prange
+from cython.parallel cimport prange, threadid
 from libc.math cimport INFINITY, NAN
 from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t,
                          INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN)
@@ -30,7 +30,7 @@ from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT
                                  u8_t)
 from carray.core._strided cimport (MAXDIMS, MAXOPS, NdLoop, cast_loop_for, loop1d_t,
                                    max_threads, prepare_loop, prepare_loop_by, region_enter,
-                                   region_exit, run_loop)
+                                   region_exit, run_loop, thread_seen)
 from carray.core._dtype cimport COMPLEX64, COMPLEX128, is_complex_num
 from carray.cpu._kernel_table cimport KernelTable
 from carray.ops._optable cimport *
@@ -816,6 +816,7 @@ cdef int _run_chunks(list chunks, int nd, loop1d_t fn, void* aux) except -1:
         with nogil:
             start = region_enter(nt)
             for t in prange(nt, num_threads=nt, schedule="static"):
+                thread_seen(threadid())
                 run_loop(&its[t], fn, aux, NULL, 1 << 62)
             region_exit(start, nt)
     finally:

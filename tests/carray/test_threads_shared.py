@@ -7,6 +7,7 @@ instant can both take N: rare, so the test bounds how often the count is over, n
 import threading
 import time
 
+import numpy as np
 import pytest
 
 import carray as ca
@@ -61,5 +62,33 @@ def test_overlapping_callers_do_not_switch_each_other_to_one_thread():
         ca.set_num_threads(2)
         assert _strided._judge_region(False) == 1      # judged late: serial for a while
         assert _strided._busy_threads() == 0
+    finally:
+        ca.set_num_threads(old)
+
+
+@pytest.mark.parametrize("op", ["sum", "sort", "random"])
+def test_long_parallel_regions_keep_their_threads(op):
+    """Every parallel region reports when its workers start (_omp.h's carray_thread_seen): the
+    reductions', sorts' and random draws' regions did not, so any of them lasting over 1 ms was
+    judged late (a worker "never started") and carray ran on one thread for up to a second
+    (sum(axis=1) of 4096 x 4096 float32: 0.44x PyTorch's speed on 2 cores). A busy machine can
+    make a worker late for real, so the op fails only if it backs off in every one of 5 tries."""
+    old = ca.get_num_threads()
+    x = ca.asarray(np.random.default_rng(0).random((4096 if op == "sum" else 1024, 4096),
+                                                   dtype=np.float32))
+    run = {"sum": lambda: ca.sum(x, axis=1, dtype=ca.float64),
+           "sort": lambda: ca.sort(x, axis=1),
+           "random": lambda: ca.random.Generator(1).random(1 << 23)}[op]
+    try:
+        kept = []
+        for _ in range(5):
+            ca.set_num_threads(2)       # (also ends a back-off in force)
+            t0 = time.perf_counter()
+            run()
+            lasted = time.perf_counter() - t0
+            kept.append((ca.get_num_threads(), round(lasted * 1e3, 2)))
+            if kept[-1][0] == 2 or lasted < 0.002:
+                break
+        assert kept[-1][0] == 2 or kept[-1][1] < 2, kept
     finally:
         ca.set_num_threads(old)
