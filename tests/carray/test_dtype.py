@@ -203,12 +203,13 @@ def test_result_type_random_mixes(strong, scalars):
 # ---------------------------------------------------------------------------------------------
 
 def _numpy_cast(n, dtype):
-    """NumPy's cast, with float -> int restricted to values in range (NumPy's result for nan,
-    inf and out-of-range floats is platform-dependent): those become 0 first."""
-    if n.dtype.kind == "f" and np.dtype(dtype).kind == "i":
+    """NumPy's cast, with float -> signed or unsigned int restricted to values in range (NumPy's
+    result for nan, inf and out-of-range floats is platform-dependent): those become 0 first."""
+    if n.dtype.kind == "f" and np.dtype(dtype).kind in "iu":
         info = np.iinfo(dtype)
         n = n.copy()
-        bad = ~np.isfinite(n) | (n <= info.min - 1.0) | (n >= info.max + 1.0)
+        with np.errstate(over="ignore"):     # (info.max + 1.0 in float16 is inf)
+            bad = ~np.isfinite(n) | (n <= info.min - 1.0) | (n >= info.max + 1.0)
         n[bad] = 0
     with np.errstate(all="ignore"):
         return n, n.astype(dtype)
