@@ -42,3 +42,12 @@ cdef Array broadcast_view(Array a, int ndim, const Py_ssize_t* shape)
 # that reads `data` first asks on_gpu and hands device arrays to carray.opencl.
 cdef inline bint on_gpu(Array a) noexcept:
     return a.storage.handle is not None
+
+
+# Whether two shapes (or stride lists) of n dims are equal.
+cdef inline bint same_dims(int n, const Py_ssize_t* x, const Py_ssize_t* y) noexcept:
+    cdef int d
+    for d in range(n):
+        if x[d] != y[d]:
+            return False
+    return True

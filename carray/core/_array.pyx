@@ -1337,14 +1337,6 @@ cdef bint _reshape_strides(Array a, int n, const Py_ssize_t* newshape,
     return True
 
 
-cdef inline bint _same_dims(int n, const Py_ssize_t* x, const Py_ssize_t* y) noexcept:
-    cdef int d
-    for d in range(n):
-        if x[d] != y[d]:
-            return False
-    return True
-
-
 cdef Array _reshape(Array a, object shape, object order):
     cdef Py_ssize_t newshape[MAXDIMS]
     cdef Py_ssize_t newstrides[MAXDIMS]
@@ -1355,7 +1347,7 @@ cdef Array _reshape(Array a, object shape, object order):
     if order not in ("C", "A"):
         raise ValueError(f"order must be one of 'C', 'F', 'A', got {order!r}")
     n = _resolve_shape(a, shape, newshape)
-    if n == a.ndim and _same_dims(n, newshape, a.shape_) \
+    if n == a.ndim and same_dims(n, newshape, a.shape_) \
             and -1 not in (shape if isinstance(shape, (tuple, list)) else (shape,)):
         return make_view(a, n, a.shape_, a.strides_, a.offset)    # same shape: NumPy keeps strides
     if _reshape_strides(a, n, newshape, newstrides):

@@ -128,22 +128,20 @@ static void carray_thread_seen(int tid) {
 static void carray_region_exit(double start, int nthreads) {
     double end = carray__now(), late = 0.0, lag;
     int t, missing = 0;
-    if (start < 0.0 ||
-            __atomic_load_n(&carray__overlaps, __ATOMIC_SEQ_CST) != carray__tracked_overlaps) {
-        __atomic_sub_fetch(&carray__busy, nthreads, __ATOMIC_SEQ_CST);
-        return;
-    }
-    for (t = 1; t < nthreads && t < CARRAY_MAX_SEEN; t++) {
-        if (carray__seen[t] == 0.0) { missing = 1; continue; }
-        lag = carray__seen[t] - start;
-        if (lag > late) late = lag;
-    }
-    if (late > CARRAY_LATE || (missing && end - start > CARRAY_LATE)) {
-        carray__serial_until = end + carray__backoff;
-        if (carray__backoff < 1.0) carray__backoff *= 2;
-    } else if (carray__serial_until > 0.0 && end >= carray__serial_until) {
-        carray__backoff = 0.01;            /* a parallel region went fine again */
-        carray__serial_until = 0.0;
+    if (start >= 0.0 &&
+            __atomic_load_n(&carray__overlaps, __ATOMIC_SEQ_CST) == carray__tracked_overlaps) {
+        for (t = 1; t < nthreads && t < CARRAY_MAX_SEEN; t++) {
+            if (carray__seen[t] == 0.0) { missing = 1; continue; }
+            lag = carray__seen[t] - start;
+            if (lag > late) late = lag;
+        }
+        if (late > CARRAY_LATE || (missing && end - start > CARRAY_LATE)) {
+            carray__serial_until = end + carray__backoff;
+            if (carray__backoff < 1.0) carray__backoff *= 2;
+        } else if (carray__serial_until > 0.0 && end >= carray__serial_until) {
+            carray__backoff = 0.01;            /* a parallel region went fine again */
+            carray__serial_until = 0.0;
+        }
     }
     __atomic_sub_fetch(&carray__busy, nthreads, __ATOMIC_SEQ_CST);
 }

@@ -35,9 +35,12 @@ def _parts(C, N, S):
     return max(1, min(want, -(-N // rows), N * S // 16384))
 
 
-def _partial(C, parts, per, like):
-    """The parts' partial results (per values each), or a placeholder when parts == 1."""
-    return carray.empty((C * parts * per if parts > 1 else 1,), dtype=like.dtype, device="gpu")
+def _partial(C, parts, per, unused):
+    """The parts' partial results (per values each); with parts == 1 the kernel writes none, and
+    `unused` (an array of the call's) stands in, so nothing is allocated."""
+    if parts == 1:
+        return unused
+    return carray.empty((C * parts * per,), dtype=unused.dtype, device="gpu")
 
 
 def _columns(S):
@@ -73,7 +76,7 @@ def batch_norm(x, weight, bias, eps, running_mean, running_var, momentum):
     update = running_mean is not None
     total = N * S
     parts = _parts(C, N, S)
-    partial = _partial(C, parts, 3, x)
+    partial = _partial(C, parts, 3, mean)
     outputs = [mean._cl()[0], var._cl()[0], invstd._cl()[0],
                *_written(running_mean if update else mean),
                *_written(running_var if update else var), _i(int(update))]
@@ -102,7 +105,7 @@ def batch_norm_grad(g, x, mean, invstd, weight, output_mask):
     xb, xo = dense_operand(x)
     if C:
         parts = _parts(C, N, S)
-        partial = _partial(C, parts, 2, x)
+        partial = _partial(C, parts, 2, sum_g)
         launch(kern[SUMS], C * parts * runtime().max_group,
                [sum_g._cl()[0], sum_gx._cl()[0], gb_, go, xb, xo, mean._cl()[0],
                 invstd._cl()[0], _q(C), _q(S), _q(N * S), _i(_columns(S)), _i(parts),

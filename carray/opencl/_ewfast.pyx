@@ -15,12 +15,12 @@ from cpython.dict cimport PyDict_GetItem
 from cpython.object cimport PyObject
 from libc.stdint cimport int64_t, uintptr_t
 
-from carray.core._array cimport Array
+from carray.core._array cimport Array, same_dims
 from carray.core._storage cimport Storage
 from carray.core._strided cimport MAXDIMS
 from carray.opencl._clcall cimport LaunchLock, Plan, quiet_done, quiet_turn
 
-from carray.opencl._launch import LAUNCH_LOCK
+from carray.opencl import _launch
 from carray.opencl._types import BFLOAT16, BOOL, FLOAT16
 
 cdef enum:
@@ -31,10 +31,9 @@ cdef int _BOOL = BOOL
 cdef int _FLOAT16 = FLOAT16
 cdef int _BFLOAT16 = BFLOAT16
 
-cdef LaunchLock _lock = LAUNCH_LOCK
+cdef LaunchLock _lock = _launch.LAUNCH_LOCK
 cdef object _elementwise = None     # carray.opencl._elementwise (it imports this module)
 cdef dict _ew_globals = None        # its globals (the plans, _plans, are looked up per call)
-cdef dict _launch_globals = None    # carray.opencl._launch's (submit is looked up per call)
 
 
 cdef class EwPlan(Plan):
@@ -81,13 +80,8 @@ cdef inline uintptr_t _mem(Storage s) except? 0:
 
 cdef inline bint _same_view(Array a, Array b) noexcept:
     """Whether a and b have the same offset, type, shape and strides."""
-    cdef int d
-    if a.ndim != b.ndim or a.dtype_num != b.dtype_num or a.offset != b.offset:
-        return False
-    for d in range(a.ndim):
-        if a.shape_[d] != b.shape_[d] or a.strides_[d] != b.strides_[d]:
-            return False
-    return True
+    return a.ndim == b.ndim and a.dtype_num == b.dtype_num and a.offset == b.offset and \
+        same_dims(a.ndim, a.shape_, b.shape_) and same_dims(a.ndim, a.strides_, b.strides_)
 
 
 cdef object _slow():
@@ -190,14 +184,10 @@ cdef int _submit(EwPlan plan, Array out, list inputs) except -1:
     """Launch plan through _launch.submit (pyopencl's calls, or its event-less one), as the
     launches of every other op go: the MARK_EVERY-th launch, under a profiler, where the C
     entry points are not bound, or after Plan.launch failed."""
-    global _launch_globals
     cdef list bufs = [0, out.storage.handle]
     cdef list consts = list(plan.consts)
     cdef int k, j = 0
     cdef Array x
-    if _launch_globals is None:
-        from carray.opencl import _launch
-        _launch_globals = _launch.__dict__
     for k in range(len(inputs)):
         x = <Array>inputs[k]
         if x.storage.handle is None:
@@ -207,5 +197,6 @@ cdef int _submit(EwPlan plan, Array out, list inputs) except -1:
         else:
             bufs.append(k + 1)
             bufs.append(x.storage.handle)
-    _launch_globals["submit"](plan.queue, plan.knl, bufs, consts, plan.gsize, plan.lsize)
+    # (_launch.submit looked up per call: tests wrap it)
+    _launch.submit(plan.queue, plan.knl, bufs, consts, plan.gsize, plan.lsize)
     return 0

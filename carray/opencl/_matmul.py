@@ -80,7 +80,7 @@ def _fast_config(M, N, K, nbatch):
         return None
     want = _want()
     if fits[0] == FAST_TILES[0] and not env and not runtime().is_cpu \
-            and (M // 128) * (N // 128) * nbatch >= BIG_GRID // 2 * want:
+            and (M // WIDE_TILE[0]) * (N // WIDE_TILE[1]) * nbatch >= BIG_GRID // 2 * want:
         return WIDE_TILE
     for c in fits:
         tiles = (M // c[0]) * (N // c[1]) * nbatch

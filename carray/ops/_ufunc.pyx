@@ -23,7 +23,7 @@ from libc.string cimport memset
 
 from carray.core._array cimport (Array, as_array, check_same_device, copy_into, gpu_backend,
                                  make_view, may_overlap, new_array, new_array_on, normalize_axis,
-                                 on_gpu, parse_dtype_num)
+                                 on_gpu, parse_dtype_num, same_dims)
 from carray.core._dtype cimport (BOOL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, NTYPES, UINT8,
                                  UINT16, UINT32, UINT64, bool_t, dtype_of, int_fits,
                                  is_unsigned_num, itemsize_of, kind_rank, num_t, promote_nums,
@@ -248,14 +248,6 @@ cdef inline bint _can_cast_same_kind(int src, int dst) noexcept:
         (_kind_rank(src) != 1 or is_unsigned_num(src) or not is_unsigned_num(dst))
 
 
-cdef inline bint _same_shape(Array a, const Py_ssize_t* shape) noexcept:
-    cdef int d
-    for d in range(a.ndim):
-        if a.shape_[d] != shape[d]:
-            return False
-    return True
-
-
 cdef Array _output(object out, int nd, Py_ssize_t* shape, int num, str name,
                    bint same_kind=True, Array dev=None):
     """The array to write results of type num into: a new one, or `out` when it fits exactly.
@@ -272,7 +264,7 @@ cdef Array _output(object out, int nd, Py_ssize_t* shape, int num, str name,
     if not isinstance(out, Array):
         raise TypeError(f"{name}: out must be a carray Array, got {type(out).__name__}")
     o = <Array>out
-    if o.ndim != nd or not _same_shape(o, shape):
+    if o.ndim != nd or not same_dims(nd, o.shape_, shape):
         raise ValueError(f"non-broadcastable output operand with shape {o.shape} doesn't match "
                          f"the broadcast shape {tuple([shape[d] for d in range(nd)])}")
     if not o.writeable:
