@@ -2,7 +2,7 @@
 loops of carray/cpu/_kernels.pxi), keyed by the op table's enum members, and the launcher of the
 kernels/elementwise.cl kernels."""
 
-from carray.opencl import _cache, _ewfast, _half, _layout
+from carray.opencl import _cache, _ewfast, _half, _layout, _transpose
 from carray.opencl._launch import launch
 from carray.opencl._runtime import runtime
 from carray.opencl._types import BOOL, CL_TYPES, FLOAT32, FLOAT64, INT32, INT64, UNSIGNED
@@ -199,6 +199,9 @@ def _run_planned(kind, code, t, out, inputs, plan_key):
             offs.append(off)
             strides.append(_layout.broadcast_strides(shape, xshape, xst))
     cshape, cst = _layout.coalesce(shape, strides)
+    if kind == CAST and nums[0] == nums[1] and is_arr[1] and _transpose.fits(cshape, cst):
+        _transpose.run(obuf, args[1], onum, cshape, cst, offs)
+        return out
     idx = _layout.index_type(n, cshape, cst, offs)
     rank = len(cshape)
     flat = rank == 1 and all(s[0] == 1 for s in cst)

@@ -7,7 +7,15 @@ access) take matmul.cl's fast kernel: 8 x 8 (or 8 x 16) per work item, float4 lo
 double-buffered local tiles; row-major operands and transposed views of row-major ones (x @ W.T
 of a linear layer, g.T @ x of its weight gradient) alike. CARRAY_OPENCL_GEMM with WM = 8 and
 WN = 8 or 16 sets its tile too; CARRAY_OPENCL_GEMM_FAST=0 turns it off, CARRAY_OPENCL_GEMM_PAD
-sets its local padding (4; a multiple of 4 floats)."""
+sets its local padding (4; a multiple of 4 floats).
+
+Large unbatched float32 products on NVIDIA GPUs of compute capability 8.0+ take
+matmul_staged.cl instead: 128 x 128 tiles whose slices cp.async copies straight to local
+memory, three in flight. It reads A k-major (stored K x M) and B row-major (stored K x N); an
+operand stored the other way is first copied transposed (_transpose's tiled copy) when the copy
+costs little beside the product. CARRAY_OPENCL_GEMM_STAGED=0 turns it off; =1 sends every
+tile-aligned float32 product through it, on any device (plain copies where cp.async is missing:
+how the tests run it on PoCL)."""
 
 import os
 import struct
@@ -145,6 +153,63 @@ def _want():
     return 2 * runtime().device.max_compute_units
 
 
+STAGED = (128, 128, 16, 8, 8)       # matmul_staged.cl's TM, TN, BK, WM, WN
+STAGES = 3                          # slices in flight (3 x 16 KB of local memory)
+# The most the transposed copies of the operands may add to a product's time to take the staged
+# kernel (about 0.92x cuBLAS against the fast kernel's 0.8x on an H200). A copy of A moves
+# 8 M K bytes at ~3.1 TB/s beside 2 M N K flops at ~47 TFLOP/s: about 64 / N of the product.
+STAGED_COPY_COST = 0.08
+
+
+def _staged_mode():
+    """"async" (cp.async), "plain" (forced on a device without it), or None: off."""
+    env = os.environ.get("CARRAY_OPENCL_GEMM_STAGED")
+    if env == "0":
+        return None
+    if env == "1":
+        return "async" if runtime().async_copies else "plain"
+    return "async" if runtime().async_copies else None
+
+
+def _use_staged(mode, M, N, K, copy_a, copy_b):
+    """Whether an unbatched float32 M x N x K product takes the staged kernel: tile-aligned, and
+    (unless forced) enough tiles to fill 3/4 of the compute units and cheap operand copies."""
+    tm, tn, bk = STAGED[:3]
+    if mode is None or M % tm or N % tn or K % bk:
+        return False
+    if os.environ.get("CARRAY_OPENCL_GEMM_STAGED") == "1":
+        return True
+    cost = (64 / N if copy_a else 0) + (64 / M if copy_b else 0)
+    return (M // tm) * (N // tn) * 8 >= 3 * _want() and cost <= STAGED_COPY_COST
+
+
+def _staged_operands(A, B, M, N, K, pa, pb):
+    """(buffer, offset, row step) of A stored K x M and of B stored K x N for the staged kernel,
+    copying transposed whichever is stored the other way (pa, pb: _plain's answers), or None
+    when an operand's offset or row step is not a whole float4."""
+    abuf, aoff, lda, csa = pa
+    bbuf, boff, ldb, csb = pb
+    if csa == 1:                    # row-major M x K: copy its transpose
+        abuf, aoff = A.reshape(M, K).T.copy()._cl()[:2]
+        lda = M
+    else:                           # a transposed view of a K x M matrix with row step csa
+        lda = csa
+    if csb != 1:                    # a transposed view of an N x K matrix: copy it row-major
+        bbuf, boff = B.reshape(K, N).copy()._cl()[:2]
+        ldb = N
+    if any(v % 4 for v in (aoff, lda, boff, ldb)):
+        return None
+    return (abuf, aoff, lda), (bbuf, boff, ldb)
+
+
+def _staged_kernel(mode):
+    tm, tn, bk, _, wn = STAGED
+    return _cache.kernel(("gemm_staged", mode, STAGED, STAGES), "gemm",
+                         lambda: _cache.render("matmul_staged.cl", tm=tm, tn=tn, bk=bk, wn=wn,
+                                               stages=STAGES, wait=STAGES - 2,
+                                               async_=int(mode == "async")))
+
+
 TINY = (16, 16, 16, 1, 1)
 SPLIT_MIN_K = 128          # the shortest K slice worth its own work group (split-K)
 SPLIT_MAX = 512
@@ -191,11 +256,12 @@ def _split_fast(M, N, K, fast):
 class _Plan:
     """What a repeated product of one layout reuses (see matmul): the kernel, its by-value
     arguments, the global and local sizes, and the split-K partials' shape (or None)."""
-    __slots__ = ("knl", "consts", "gsize", "lsize", "part_shape")
+    __slots__ = ("knl", "consts", "gsize", "lsize", "part_shape", "staged")
 
-    def __init__(self, knl, consts, gsize, lsize, part_shape):
+    def __init__(self, knl, consts, gsize, lsize, part_shape, staged=None):
         self.knl, self.consts, self.gsize, self.lsize = knl, consts, gsize, lsize
         self.part_shape = part_shape
+        self.staged = staged        # (M, N, K) of a staged product whose operands need copies
 
 
 _plans = _cache.PlanCache()     # (type, layouts of a, b and c, a1, b1, batch) -> _Plan
@@ -218,11 +284,18 @@ def matmul(a, b, c, a1, b1, batch):
     knl = plan.knl
     part = None
     cbuf = cc[0]
+    abuf, bbuf = ac[0], bc[0]
+    if plan.staged is not None:
+        M, N, K = plan.staged
+        A = a.reshape(1, K) if a1 else a
+        B = b.reshape(K, 1) if b1 else b
+        (abuf, _, _), (bbuf, _, _) = _staged_operands(A, B, M, N, K, _plain(A, M, K),
+                                                      _plain(B, K, N))
     if plan.part_shape is not None:
         part = carray.empty(plan.part_shape, dtype=c.dtype, device="gpu")
         cbuf = part._cl()[0]
     with LAUNCH_LOCK:
-        submit(runtime().queue, knl, [0, cbuf, 1, ac[0], 2, bc[0]], plan.consts, plan.gsize,
+        submit(runtime().queue, knl, [0, cbuf, 1, abuf, 2, bbuf], plan.consts, plan.gsize,
                plan.lsize)
     if part is not None:
         _reduce.reduce(part, _reduce.R_SUM, (True, False, False), out=c)
@@ -258,6 +331,17 @@ def _matmul_planned(a, b, c, a1, b1, batch, key):
             csa = csb = 1
         cbuf, coff = target._cl()[:2]
         t = c.dtype.num
+        direct = abuf is a._cl()[0] and bbuf is b._cl()[0]     # no operand copied
+        if nbatch == 1 and t == FLOAT32 and coff % 4 == 0 and _use_staged(
+                _staged_mode(), M, N, K, csa == 1, csb != 1):
+            ops = _staged_operands(A, B, M, N, K, (abuf, aoff, lda, csa), (bbuf, boff, ldb, csb))
+            if ops is not None and max(ops[0][1] + K * ops[0][2], ops[1][1] + K * ops[1][2],
+                                       coff + M * N) <= INT_LIMIT:
+                _staged_launch(ops, cbuf, coff, M, N, K, key if target is c and direct else None,
+                               csa == 1 or csb != 1)
+                if target is not c:
+                    c[...] = target
+                return c
         fast = _fast_config(M, N, K, nbatch) if t == FLOAT32 else None
         split = 0
         if fast and all(o % 4 == 0 for o in (aoff, boff, coff)) and \
@@ -295,8 +379,7 @@ def _matmul_planned(a, b, c, a1, b1, batch, key):
         gsize, lsize = (-(-N // tn) * nx, -(-M // tm) * ny, launches), (nx, ny, 1)
         with LAUNCH_LOCK:
             submit(rt.queue, knl, [0, cbuf, 1, abuf, 2, bbuf], consts, gsize, lsize)
-        if target is c and abuf is a._cl()[0] and bbuf is b._cl()[0] and \
-                (part is None or c._cl()[1] == 0):
+        if target is c and direct and (part is None or c._cl()[1] == 0):
             _plans.put(key, _Plan(knl, consts, gsize, lsize,
                                   None if part is None else part.shape))
         if part is not None:
@@ -308,3 +391,19 @@ def _matmul_planned(a, b, c, a1, b1, batch, key):
     if target is not c:
         c[...] = target
     return c
+
+
+def _staged_launch(ops, cbuf, coff, M, N, K, key, copied):
+    """Launch the staged kernel on _staged_operands' answer `ops` into C (cbuf from coff, row
+    step N); keep a plan under key (when not None), which redoes the operand copies if copied."""
+    (abuf, aoff, lda), (bbuf, boff, ldb) = ops
+    knl = _staged_kernel(_staged_mode())
+    tm, tn, _, wm, wn = STAGED
+    consts = [v for i, x in enumerate((K, lda, ldb, N, 0, 0, 0, aoff, boff, coff), 3)
+              for v in (i, struct.pack("i", x))]
+    nx, ny = tn // wn, tm // wm
+    gsize, lsize = ((N // tn) * nx, (M // tm) * ny, 1), (nx, ny, 1)
+    with LAUNCH_LOCK:
+        submit(runtime().queue, knl, [0, cbuf, 1, abuf, 2, bbuf], consts, gsize, lsize)
+    if key is not None:
+        _plans.put(key, _Plan(knl, consts, gsize, lsize, None, (M, N, K) if copied else None))

@@ -38,6 +38,8 @@ class Runtime:
         self.max_alloc = device.max_mem_alloc_size
         self.max_group = min(device.max_work_group_size, 256)
         self.is_cpu = bool(device.type & cl.device_type.CPU)
+        # cp.async (global -> local copies that bypass registers): NVIDIA compute capability 8.0+
+        self.async_copies = _nv_compute_capability(cl, device) >= (8, 0)
         self.debug = int(os.environ.get("CARRAY_DEBUG", "0") or 0)
         # alloc without a Python frame per call: the pool's allocate for the sizes it takes as
         # they are, checked_alloc (below) for the rest
@@ -65,6 +67,16 @@ class Runtime:
             except self.cl.Error:
                 raise MemoryError(f"out of device memory allocating {nbytes} bytes on OpenCL "
                                   f"device {self.name!r} ({e})") from None
+
+
+def _nv_compute_capability(cl, device):
+    """(major, minor) of an NVIDIA device (cl_nv_device_attribute_query), else (0, 0)."""
+    if "cl_nv_device_attribute_query" not in device.extensions:
+        return (0, 0)
+    try:
+        return (device.compute_capability_major_nv, device.compute_capability_minor_nv)
+    except (AttributeError, cl.Error):
+        return (0, 0)
 
 
 def _import_pyopencl():

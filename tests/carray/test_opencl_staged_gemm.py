@@ -1,0 +1,196 @@
+"""The staged GEMM (carray/opencl/kernels/matmul_staged.cl, chosen in carray/opencl/_matmul.py)
+and the tiled transposed copies it relies on (carray/opencl/_transpose.py), against NumPy.
+
+CARRAY_OPENCL_GEMM_STAGED=1 sends every tile-aligned float32 product through the staged kernel:
+with cp.async on NVIDIA GPUs of compute capability 8.0+, with plain copies elsewhere (PoCL in CI).
+"""
+
+import numpy as np
+import pytest
+
+import carray as ca
+from carray.opencl import _cache, _matmul, _transpose
+
+from conftest import have_gpu
+
+pytestmark = pytest.mark.skipif(not have_gpu(), reason="no OpenCL device")
+
+
+@pytest.fixture
+def staged(monkeypatch):
+    """Force the staged kernel, with fresh matmul plans (a plan keeps the kernel it chose), and
+    count its launches."""
+    monkeypatch.setenv("CARRAY_OPENCL_GEMM_STAGED", "1")
+    _matmul._plans.clear()
+    calls = []
+    real = _matmul._staged_launch
+
+    def counting(*args):
+        calls.append(args[3:6])
+        return real(*args)
+    monkeypatch.setattr(_matmul, "_staged_launch", counting)
+    yield calls
+    _matmul._plans.clear()
+
+
+def _operand(rng, rows, cols, transposed, pad=0):
+    """(NumPy value, device view) of a rows x cols float32 matrix: row-major, or a transposed view
+    of a cols x rows one; pad > 0 makes it a view into a wider matrix (row step cols + pad) at an
+    offset of pad elements."""
+    stored = (cols, rows) if transposed else (rows, cols)
+    full = rng.standard_normal((stored[0] + 1, stored[1] + pad)).astype(np.float32)
+    part = full[1:, pad:] if pad else full[: stored[0]]
+    dev = ca.asarray(full, device="gpu")
+    dev = dev[1:, pad:] if pad else dev[: stored[0]]
+    return (part.T, dev.T) if transposed else (part, dev)
+
+
+def _check(r, a, b):
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    scale = np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64)
+    got = np.asarray(r.to("cpu"), dtype=np.float64)
+    assert r.shape == ref.shape and r.dtype.name == "float32"
+    err = np.abs(got - ref)
+    assert (err <= 1e-5 * scale + 1e-6).all(), f"max error {err.max()}"
+
+
+@pytest.mark.parametrize("ta", [False, True])
+@pytest.mark.parametrize("tb", [False, True])
+@pytest.mark.parametrize("m,n,k", [(128, 128, 16), (256, 128, 48), (128, 384, 160)])
+def test_staged_products_of_every_layout(staged, ta, tb, m, n, k):
+    rng = np.random.default_rng(m + n + k + 2 * ta + tb)
+    a, da = _operand(rng, m, k, ta)
+    b, db = _operand(rng, k, n, tb)
+    _check(da @ db, a, b)
+    assert staged == [(m, n, k)]
+    # a repeat takes the plan (the staged kernel; the operand copies redone)
+    plan, = _matmul._plans.values()
+    assert plan.knl is _matmul._staged_kernel(_matmul._staged_mode())
+    assert plan.staged == ((m, n, k) if (not ta or tb) else None)
+    _check(da @ db, a, b)
+    b2 = b * 2
+    db.__setitem__(Ellipsis, ca.asarray(b2, device="gpu"))     # new values, same layout
+    _check(da @ db, a, b2)
+    assert len(staged) == 1
+
+
+@pytest.mark.parametrize("ta", [False, True])
+@pytest.mark.parametrize("tb", [False, True])
+def test_staged_reads_views_at_offsets(staged, ta, tb):
+    rng = np.random.default_rng(7)
+    a, da = _operand(rng, 128, 32, ta, pad=4)
+    b, db = _operand(rng, 32, 256, tb, pad=8)
+    _check(da @ db, a, b)
+    assert staged == [(128, 256, 32)]
+
+
+def test_staged_skips_misaligned_and_untiled_products(staged):
+    rng = np.random.default_rng(3)
+    a, da = _operand(rng, 128, 32, True)
+    flat = rng.standard_normal(32 * 128 + 1).astype(np.float32)
+    b = flat[1:].reshape(32, 128)                   # row-major B at an offset of 1 float
+    db = ca.asarray(flat, device="gpu")[1:].reshape(32, 128)
+    _check(da @ db, a, b)
+    a2, da2 = _operand(rng, 120, 32, False)         # M not a multiple of 128
+    _check(da2 @ db, a2, b)
+    a3, da3 = _operand(rng, 128, 24, False)         # K not a multiple of 16
+    b3, db3 = _operand(rng, 24, 128, False)
+    _check(da3 @ db3, a3, b3)
+    batch = rng.standard_normal((2, 128, 16)).astype(np.float32)    # batched: not staged
+    _check(ca.asarray(batch, device="gpu") @ db[:16], batch, b[:16])
+    assert staged == []
+
+
+def test_staged_output_view_and_zero_k(staged):
+    rng = np.random.default_rng(5)
+    a, da = _operand(rng, 128, 16, False)
+    b, db = _operand(rng, 16, 128, False)
+    out = ca.zeros((128, 130), dtype="float32", device="gpu")
+    r = ca.matmul(da, db, out=out[:, 2:])           # a non-contiguous target
+    _check(r, a, b)
+    np.testing.assert_array_equal(np.asarray(out[:, :2].to("cpu")), 0)
+    z = ca.zeros((128, 0), dtype="float32", device="gpu") @ ca.zeros((0, 128), dtype="float32",
+                                                                     device="gpu")
+    np.testing.assert_array_equal(np.asarray(z.to("cpu")), np.zeros((128, 128)))
+
+
+def test_staged_rule(monkeypatch):
+    """Unforced, the staged kernel needs cp.async, enough tiles and cheap operand copies."""
+    monkeypatch.delenv("CARRAY_OPENCL_GEMM_STAGED", raising=False)
+    monkeypatch.setattr(_matmul, "_want", lambda: 264)        # an H100/H200: 132 CUs
+    use = _matmul._use_staged
+    assert use("async", 4096, 4096, 4096, True, False)         # copy of A: 64/4096 of the time
+    assert use("async", 4096, 4096, 4096, True, True)
+    assert use("async", 4096, 1024, 512, False, False)
+    assert not use("async", 4096, 512, 4096, True, False)      # copy of A: 1/8 of the time
+    assert use("async", 4096, 512, 4096, False, False)
+    assert not use("async", 1024, 1024, 4096, False, False)    # 64 tiles for 132 CUs
+    assert not use("async", 4096, 4096, 4088, False, False)    # K not whole slices
+    assert not use(None, 4096, 4096, 4096, False, False)
+    monkeypatch.setenv("CARRAY_OPENCL_GEMM_STAGED", "0")
+    assert _matmul._staged_mode() is None
+
+
+def test_staged_kernel_variant_matches_the_device(staged):
+    rng = np.random.default_rng(1)
+    a, da = _operand(rng, 128, 16, True)
+    b, db = _operand(rng, 16, 128, False)
+    _check(da @ db, a, b)
+    mode = "async" if ca.opencl.runtime().async_copies else "plain"
+    assert any(k[:2] == ("gemm_staged", mode) for k in _cache._kernels)
+
+
+# -- transposed copies ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "uint16", "int64", "bool",
+                                   "float16", "complex64"])
+@pytest.mark.parametrize("shape", [(16, 16), (33, 70), (100, 17), (3, 40, 65)])
+def test_transposed_copy(dtype, shape):
+    rng = np.random.default_rng(len(shape) + shape[-1])
+    x = (rng.standard_normal(shape) * 50).astype(dtype) if dtype != "complex64" else \
+        (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    if dtype == "float64" and not ca.opencl.runtime().fp64:
+        pytest.skip("no float64 on this device")
+    d = ca.asarray(x, device="gpu")
+    perm = (1, 0) if len(shape) == 2 else (0, 2, 1)
+    assert _transpose.fits(*_layout_of(d.transpose(perm)))
+    got = d.transpose(perm).copy()
+    np.testing.assert_array_equal(np.asarray(got.to("cpu")), x.transpose(perm))
+
+
+def test_transposed_copy_of_views_and_into_views():
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((70, 90)).astype(np.float32)
+    d = ca.asarray(x, device="gpu")
+    np.testing.assert_array_equal(np.asarray(d[3:60:2, 5:].T.copy().to("cpu")), x[3:60:2, 5:].T)
+    out = ca.zeros((90, 80), dtype="float32", device="gpu")
+    out[:, 10:] = d[:, :].T                          # into a view: the output's row step is 80
+    np.testing.assert_array_equal(np.asarray(out[:, 10:].to("cpu")), x.T)
+    np.testing.assert_array_equal(np.asarray(out[:, :10].to("cpu")), 0)
+    y = d.T.astype("float64") if ca.opencl.runtime().fp64 else None    # a cast: not this path
+    if y is not None:
+        np.testing.assert_array_equal(np.asarray(y.to("cpu")), x.T.astype(np.float64))
+
+
+def test_transpose_fits_only_its_layouts():
+    assert _transpose.fits((32, 64), [(64, 1), (1, 32)])
+    assert _transpose.fits((2, 32, 64), [(2048, 64, 1), (4096, 1, 40)])
+    assert not _transpose.fits((32, 64), [(64, 1), (64, 1)])      # a plain copy
+    assert not _transpose.fits((32, 64), [(1, 32), (1, 32)])      # output not row-major
+    assert not _transpose.fits((8, 64), [(64, 1), (1, 8)])        # too small a side
+    assert not _transpose.fits((2, 32, 64), [(4096, 64, 1), (4096, 1, 40)])  # batch gap
+    assert not _transpose.fits((2048,), [(1,), (1,)])
+
+
+def _layout_of(view):
+    """(coalesced shape, [output strides, view strides]) of copying view into a new array."""
+    from carray.opencl import _layout
+    shape = view.shape
+    c = 1
+    ost = []
+    for s in reversed(shape):
+        ost.insert(0, c)
+        c *= s
+    vst = view._cl()[4]
+    return _layout.coalesce(shape, [_layout.broadcast_strides(shape, shape, tuple(ost)),
+                                    _layout.broadcast_strides(shape, shape, vst)])
