@@ -1,5 +1,6 @@
-"""G2 in full (BENCHMARKS.md, GPU): sgemm 4096 and 8192 float32, row-major (nn) and with one
-operand a transposed view (tn: A.T @ B, a weight gradient; nt: A @ B.T, a linear layer), carray
+"""G2 in full (BENCHMARKS.md, GPU): sgemm 4096 and 8192 float32, row-major (nn), with one
+operand a transposed view (tn: A.T @ B, a weight gradient; nt: A @ B.T, a linear layer) and
+batched (bnn: 8 row-major products of half the size, the same flops), carray
 on its OpenCL device beside PyTorch on CUDA (TF32 off) in the same run. Every timed call ends by
 waiting for its queue/stream; a table of TFLOP/s and ratios is printed at the end.
 CARRAY_BENCH_SMALL=1 shrinks the sizes for a CPU OpenCL device (PoCL)."""
@@ -16,7 +17,7 @@ except Exception as e:         # no pyopencl or no device
     pytest.skip(f"no OpenCL device ({e})", allow_module_level=True)
 
 SIZES = (256, 512) if os.environ.get("CARRAY_BENCH_SMALL") == "1" else (4096, 8192)
-LAYOUTS = ("nn", "tn", "nt")
+LAYOUTS = ("nn", "tn", "nt", "bnn")
 _RATES = {}     # (n, layout, library) -> TFLOP/s at the median
 
 
@@ -47,7 +48,9 @@ def _record(benchmark, n, layout, lib):
 
 
 def _operands(lib_rand, n, layout):
-    a, b = lib_rand(n), lib_rand(n)
+    if layout == "bnn":
+        return lib_rand((8, n // 2, n // 2)), lib_rand((8, n // 2, n // 2))
+    a, b = lib_rand((n, n)), lib_rand((n, n))
     return (a.T if layout == "tn" else a), (b.T if layout == "nt" else b)
 
 
@@ -56,7 +59,7 @@ def _operands(lib_rand, n, layout):
 def test_sgemm_carray(benchmark, n, layout):
     benchmark.group = f"sgemm {n} {layout}"
     g = carray.random.Generator(0)
-    a, b = _operands(lambda n: g.random((n, n), device="gpu"), n, layout)
+    a, b = _operands(lambda shape: g.random(shape, device="gpu"), n, layout)
 
     def run():
         c = a @ b
@@ -73,7 +76,7 @@ def test_sgemm_torch(benchmark, n, layout, torch):
         pytest.skip("PyTorch has no CUDA device here")
     torch.backends.cuda.matmul.allow_tf32 = False
     benchmark.group = f"sgemm {n} {layout}"
-    a, b = _operands(lambda n: torch.rand(n, n, device="cuda"), n, layout)
+    a, b = _operands(lambda shape: torch.rand(*shape, device="cuda"), n, layout)
 
     def run():
         c = a @ b

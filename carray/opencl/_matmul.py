@@ -9,7 +9,7 @@ of a linear layer, g.T @ x of its weight gradient) alike. CARRAY_OPENCL_GEMM wit
 WN = 8 or 16 sets its tile too; CARRAY_OPENCL_GEMM_FAST=0 turns it off, CARRAY_OPENCL_GEMM_PAD
 sets its local padding (4; a multiple of 4 floats).
 
-Large unbatched float32 products on NVIDIA GPUs of compute capability 8.0+ take
+Large float32 products on NVIDIA GPUs of compute capability 8.0+ take
 matmul_staged.cl instead: 128 x 128 tiles whose slices cp.async copies straight to local
 memory, three in flight. It reads A k-major (stored K x M) and B row-major (stored K x N); an
 operand stored the other way is first copied transposed (_transpose's tiled copy) when the copy
@@ -171,35 +171,56 @@ def _staged_mode():
     return "async" if runtime().async_copies else None
 
 
-def _use_staged(mode, M, N, K, copy_a, copy_b):
-    """Whether an unbatched float32 M x N x K product takes the staged kernel: tile-aligned, and
-    (unless forced) enough tiles to fill 3/4 of the compute units and cheap operand copies."""
+def _use_staged(mode, M, N, K, copy_a, copy_b, nbatch=1):
+    """Whether a float32 M x N x K product (nbatch of them) takes the staged kernel:
+    tile-aligned, and (unless forced) enough tiles to fill 3/4 of the compute units and cheap
+    operand copies."""
     tm, tn, bk = STAGED[:3]
     if mode is None or M % tm or N % tn or K % bk:
         return False
     if os.environ.get("CARRAY_OPENCL_GEMM_STAGED") == "1":
         return True
     cost = (64 / N if copy_a else 0) + (64 / M if copy_b else 0)
-    return (M // tm) * (N // tn) * 8 >= 3 * _want() and cost <= STAGED_COPY_COST
+    return (M // tm) * (N // tn) * nbatch * 8 >= 3 * _want() and cost <= STAGED_COPY_COST
 
 
-def _staged_operands(A, B, M, N, K, pa, pb):
-    """(buffer, offset, row step) of A stored K x M and of B stored K x N for the staged kernel,
-    copying transposed whichever is stored the other way (pa, pb: _plain's answers), or None
-    when an operand's offset or row step is not a whole float4."""
-    abuf, aoff, lda, csa = pa
-    bbuf, boff, ldb, csb = pb
-    if csa == 1:                    # row-major M x K: copy its transpose
-        abuf, aoff = A.reshape(M, K).T.copy()._cl()[:2]
-        lda = M
-    else:                           # a transposed view of a K x M matrix with row step csa
-        lda = csa
-    if csb != 1:                    # a transposed view of an N x K matrix: copy it row-major
-        bbuf, boff = B.reshape(K, N).copy()._cl()[:2]
-        ldb = N
-    if any(v % 4 for v in (aoff, lda, boff, ldb)):
+def _staged_operands(A, B, M, N, K, batch, nbatch, pa, pb):
+    """((buffer, offset, row step, batch step) of A stored K x M, the same of B stored K x N)
+    for the staged kernel, copying transposed whichever operand is stored the other way (pa, pb:
+    _plain's answers, or _batched's for a batch, whose operands are row-major), or None when an
+    offset or step is not a whole float4."""
+    if nbatch == 1:
+        (abuf, aoff, lda, csa), (bbuf, boff, ldb, csb) = pa, pb
+        sa = sb = 0
+        if csa == 1:                # row-major M x K: copy its transpose
+            abuf, aoff = A.reshape(M, K).T.copy()._cl()[:2]
+            lda = M
+        else:                       # a transposed view of a K x M matrix with row step csa
+            lda = csa
+        if csb != 1:                # a transposed view of an N x K matrix: copy it row-major
+            bbuf, boff = B.reshape(K, N).copy()._cl()[:2]
+            ldb = N
+    else:
+        bbuf, boff, sb, ldb = pb
+        at = _k_major(A, batch, nbatch, M, K)
+        abuf, aoff = at._cl()[:2]
+        lda, sa = M, (0 if at.ndim == 2 else K * M)
+    if any(v % 4 for v in (aoff, lda, sa, boff, ldb, sb)):
         return None
-    return (abuf, aoff, lda), (bbuf, boff, ldb)
+    return (abuf, aoff, lda, sa), (bbuf, boff, ldb, sb)
+
+
+def _k_major(A, batch, nbatch, M, K):
+    """A (M x K per batch entry, broadcast over `batch`) copied transposed: K x M when one matrix
+    serves the whole batch, else nbatch x K x M."""
+    n = 1
+    for s in A.shape[:-2]:
+        n *= s
+    if n == 1:
+        return A.reshape(M, K).T.copy()
+    if n != nbatch:
+        A = carray.broadcast_to(A, tuple(batch) + (M, K))
+    return A.reshape(nbatch, M, K).transpose(0, 2, 1).copy()
 
 
 def _staged_kernel(mode):
@@ -261,7 +282,7 @@ class _Plan:
     def __init__(self, knl, consts, gsize, lsize, part_shape, staged=None):
         self.knl, self.consts, self.gsize, self.lsize = knl, consts, gsize, lsize
         self.part_shape = part_shape
-        self.staged = staged        # (M, N, K) of a staged product whose operands need copies
+        self.staged = staged        # (M, N, K, nbatch): a staged product whose operands are copied
 
 
 _plans = _cache.PlanCache()     # (type, layouts of a, b and c, a1, b1, batch) -> _Plan
@@ -286,11 +307,14 @@ def matmul(a, b, c, a1, b1, batch):
     cbuf = cc[0]
     abuf, bbuf = ac[0], bc[0]
     if plan.staged is not None:
-        M, N, K = plan.staged
+        M, N, K, nbatch = plan.staged
         A = a.reshape(1, K) if a1 else a
         B = b.reshape(K, 1) if b1 else b
-        (abuf, _, _), (bbuf, _, _) = _staged_operands(A, B, M, N, K, _plain(A, M, K),
-                                                      _plain(B, K, N))
+        if nbatch == 1:
+            pa, pb = _plain(A, M, K), _plain(B, K, N)
+        else:
+            pa, pb = None, _batched(B, batch, nbatch, K, N)
+        (abuf, *_), (bbuf, *_) = _staged_operands(A, B, M, N, K, batch, nbatch, pa, pb)
     if plan.part_shape is not None:
         part = carray.empty(plan.part_shape, dtype=c.dtype, device="gpu")
         cbuf = part._cl()[0]
@@ -332,13 +356,15 @@ def _matmul_planned(a, b, c, a1, b1, batch, key):
         cbuf, coff = target._cl()[:2]
         t = c.dtype.num
         direct = abuf is a._cl()[0] and bbuf is b._cl()[0]     # no operand copied
-        if nbatch == 1 and t == FLOAT32 and coff % 4 == 0 and _use_staged(
-                _staged_mode(), M, N, K, csa == 1, csb != 1):
-            ops = _staged_operands(A, B, M, N, K, (abuf, aoff, lda, csa), (bbuf, boff, ldb, csb))
-            if ops is not None and max(ops[0][1] + K * ops[0][2], ops[1][1] + K * ops[1][2],
-                                       coff + M * N) <= INT_LIMIT:
-                _staged_launch(ops, cbuf, coff, M, N, K, key if target is c and direct else None,
-                               csa == 1 or csb != 1)
+        copy_a, copy_b = csa == 1, csb != 1     # (a batch's operands are row-major)
+        if t == FLOAT32 and coff % 4 == 0 and _use_staged(_staged_mode(), M, N, K, copy_a,
+                                                           copy_b, nbatch):
+            ops = _staged_operands(A, B, M, N, K, batch, nbatch, (abuf, aoff, lda, csa),
+                                   (bbuf, boff, sb, ldb) if nbatch > 1 else (bbuf, boff, ldb, csb))
+            if ops is not None and coff + M * N * nbatch <= INT_LIMIT and \
+                    max(o[1] + max(o[3] * nbatch, K * o[2]) for o in ops) <= INT_LIMIT:
+                _staged_launch(ops, cbuf, coff, M, N, K, nbatch,
+                               key if target is c and direct else None, copy_a or copy_b)
                 if target is not c:
                     c[...] = target
                 return c
@@ -393,17 +419,19 @@ def _matmul_planned(a, b, c, a1, b1, batch, key):
     return c
 
 
-def _staged_launch(ops, cbuf, coff, M, N, K, key, copied):
-    """Launch the staged kernel on _staged_operands' answer `ops` into C (cbuf from coff, row
-    step N); keep a plan under key (when not None), which redoes the operand copies if copied."""
-    (abuf, aoff, lda), (bbuf, boff, ldb) = ops
+def _staged_launch(ops, cbuf, coff, M, N, K, nbatch, key, copied):
+    """Launch the staged kernel on _staged_operands' answer `ops` into C (cbuf from coff, rows of
+    N, batch step M N); keep a plan under key (when not None), which redoes the operand copies
+    if copied."""
+    (abuf, aoff, lda, sa), (bbuf, boff, ldb, sb) = ops
     knl = _staged_kernel(_staged_mode())
     tm, tn, _, wm, wn = STAGED
-    consts = [v for i, x in enumerate((K, lda, ldb, N, 0, 0, 0, aoff, boff, coff), 3)
+    consts = [v for i, x in enumerate((K, lda, ldb, N, sa, sb, M * N, aoff, boff, coff), 3)
               for v in (i, struct.pack("i", x))]
     nx, ny = tn // wn, tm // wm
-    gsize, lsize = ((N // tn) * nx, (M // tm) * ny, 1), (nx, ny, 1)
+    gsize, lsize = ((N // tn) * nx, (M // tm) * ny, nbatch), (nx, ny, 1)
     with LAUNCH_LOCK:
         submit(runtime().queue, knl, [0, cbuf, 1, abuf, 2, bbuf], consts, gsize, lsize)
     if key is not None:
-        _plans.put(key, _Plan(knl, consts, gsize, lsize, None, (M, N, K) if copied else None))
+        _plans.put(key, _Plan(knl, consts, gsize, lsize, None,
+                              (M, N, K, nbatch) if copied else None))

@@ -45,7 +45,21 @@ def _operand(rng, rows, cols, transposed, pad=0):
     return (part.T, dev.T) if transposed else (part, dev)
 
 
+def _as_block(a, b, shape):
+    """(A, B) whose 2-d product is the batched product's rows stacked: a block-diagonal free
+    check, by comparing each batch entry's product through one matrix."""
+    a = np.broadcast_to(a, shape[:-2] + a.shape[-2:]).reshape(-1, a.shape[-1])
+    bb = np.broadcast_to(b, shape[:-2] + b.shape[-2:]).reshape(-1, b.shape[-2], b.shape[-1])
+    return a, bb
+
+
 def _check(r, a, b):
+    if b.ndim == 3:                     # stacked rows of a batch: entry i uses b[i]
+        rows = a.shape[0] // b.shape[0]
+        got = np.asarray(r.to("cpu"))
+        for i in range(b.shape[0]):
+            _check(ca.asarray(got[i * rows:(i + 1) * rows]), a[i * rows:(i + 1) * rows], b[i])
+        return
     ref = a.astype(np.float64) @ b.astype(np.float64)
     scale = np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64)
     got = np.asarray(r.to("cpu"), dtype=np.float64)
@@ -66,7 +80,7 @@ def test_staged_products_of_every_layout(staged, ta, tb, m, n, k):
     # a repeat takes the plan (the staged kernel; the operand copies redone)
     plan, = _matmul._plans.values()
     assert plan.knl is _matmul._staged_kernel(_matmul._staged_mode())
-    assert plan.staged == ((m, n, k) if (not ta or tb) else None)
+    assert plan.staged == ((m, n, k, 1) if (not ta or tb) else None)
     _check(da @ db, a, b)
     b2 = b * 2
     db.__setitem__(Ellipsis, ca.asarray(b2, device="gpu"))     # new values, same layout
@@ -96,9 +110,37 @@ def test_staged_skips_misaligned_and_untiled_products(staged):
     a3, da3 = _operand(rng, 128, 24, False)         # K not a multiple of 16
     b3, db3 = _operand(rng, 24, 128, False)
     _check(da3 @ db3, a3, b3)
-    batch = rng.standard_normal((2, 128, 16)).astype(np.float32)    # batched: not staged
-    _check(ca.asarray(batch, device="gpu") @ db[:16], batch, b[:16])
     assert staged == []
+
+
+@pytest.mark.parametrize("sa,sb", [((3, 128, 32), (3, 32, 256)), ((128, 32), (3, 32, 128)),
+                                   ((3, 128, 32), (32, 128)), ((2, 1, 128, 16), (1, 3, 16, 128))])
+def test_staged_batches(staged, sa, sb):
+    rng = np.random.default_rng(len(sa) + len(sb))
+    a = rng.standard_normal(sa).astype(np.float32)
+    b = rng.standard_normal(sb).astype(np.float32)
+    da, db = ca.asarray(a, device="gpu"), ca.asarray(b, device="gpu")
+    for _ in range(2):                                  # the repeat takes the plan
+        r = da @ db
+        expect = np.matmul(a.astype(np.float64), b)
+        assert r.shape == expect.shape
+        _check(r.reshape(-1, r.shape[-1]) if r.ndim > 2 else r,
+               *_as_block(a, b, expect.shape))
+    # once, then from the plan; operands broadcast by copying (the last case) are planned anew
+    assert staged == [(128, sb[-1], sa[-1])] * (2 if len(sa) == 4 else 1)
+
+
+def test_staged_batch_of_transposed_views(staged):
+    """q @ k.transpose(-2, -1), as attention computes it (k's batch copied row-major first)."""
+    rng = np.random.default_rng(9)
+    q = rng.standard_normal((4, 128, 32)).astype(np.float32)
+    k = rng.standard_normal((4, 256, 32)).astype(np.float32)
+    r = ca.asarray(q, device="gpu") @ ca.asarray(k, device="gpu").transpose(0, 2, 1)
+    expect = np.matmul(q.astype(np.float64), k.transpose(0, 2, 1))
+    got = np.asarray(r.to("cpu"), dtype=np.float64)
+    scale = np.matmul(np.abs(q).astype(np.float64), np.abs(k).transpose(0, 2, 1))
+    assert (np.abs(got - expect) <= 1e-5 * scale + 1e-6).all()
+    assert staged == [(128, 256, 32)]
 
 
 def test_staged_output_view_and_zero_k(staged):
