@@ -97,16 +97,7 @@ def _split(M, N, K, cfg):
                                   most=SPLIT_MAX)
 
 
-class _Plan:
-    """One layout's kernel, by-value arguments, sizes and split-K partials' shape (or None)."""
-    __slots__ = ("knl", "consts", "gsize", "lsize", "part_shape")
-
-    def __init__(self, knl, consts, gsize, lsize, part_shape):
-        self.knl, self.consts, self.gsize, self.lsize = knl, consts, gsize, lsize
-        self.part_shape = part_shape
-
-
-_plans = _cache.PlanCache()
+_plans = _cache.PlanCache()     # launch plans: _matmul's _Plan (kernel, arguments, sizes, split-K)
 
 
 def _plan(mode, t, geom, M, N, K, offs, bias):
@@ -131,7 +122,7 @@ def _plan(mode, t, geom, M, N, K, offs, bias):
     consts = [v for i, a in enumerate(args, 4) for v in (i, a)]
     nx, ny = tn // wn, tm // wm
     gsize, lsize = (-(-N // tn) * nx, -(-M // tm) * ny, slices), (nx, ny, 1)
-    return _plans.put(key, _Plan(knl, consts, gsize, lsize,
+    return _plans.put(key, _matmul._Plan(knl, consts, gsize, lsize,
                                  (slices, M, N) if split else None))
 
 

@@ -275,8 +275,8 @@ def _split_fast(M, N, K, fast):
 
 
 class _Plan:
-    """What a repeated product of one layout reuses (see matmul): the kernel, its by-value
-    arguments, the global and local sizes, and the split-K partials' shape (or None)."""
+    """What a repeated product (or convolution, _conv.py) of one layout reuses: the kernel, its
+    by-value arguments, the global and local sizes, and the split-K partials' shape (or None)."""
     __slots__ = ("knl", "consts", "gsize", "lsize", "part_shape", "staged")
 
     def __init__(self, knl, consts, gsize, lsize, part_shape, staged=None):
