@@ -199,7 +199,8 @@ def _run_planned(kind, code, t, out, inputs, plan_key):
             offs.append(off)
             strides.append(_layout.broadcast_strides(shape, xshape, xst))
     cshape, cst = _layout.coalesce(shape, strides)
-    if kind == CAST and nums[0] == nums[1] and is_arr[1] and _transpose.fits(cshape, cst):
+    if kind == CAST and nums[0] == nums[1] and is_arr[1] and _transpose.fits(cshape, cst) \
+            and _transpose.wanted():
         _transpose.run(obuf, args[1], onum, cshape, cst, offs)
         return out
     idx = _layout.index_type(n, cshape, cst, offs)
