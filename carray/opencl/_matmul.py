@@ -223,7 +223,26 @@ def _k_major(A, batch, nbatch, M, K):
     return A.reshape(nbatch, M, K).transpose(0, 2, 1).copy()
 
 
+_staged_failed = set()      # modes whose kernel the driver would not build
+
+
 def _staged_kernel(mode):
+    """The staged kernel for mode ("async" / "plain"), or None when the driver cannot build it
+    (then, with a warning once, products take the fast kernel)."""
+    if mode in _staged_failed:
+        return None
+    try:
+        return _build_staged(mode)
+    except runtime().cl.Error as e:
+        import warnings
+        _staged_failed.add(mode)
+        warnings.warn(f"carray: the staged GEMM ({mode} copies) does not build on "
+                      f"{runtime().name!r}; using the fast kernel ({e})", RuntimeWarning,
+                      stacklevel=3)
+        return None
+
+
+def _build_staged(mode):
     tm, tn, bk, _, wn = STAGED
     return _cache.kernel(("gemm_staged", mode, STAGED, STAGES), "gemm",
                          lambda: _cache.render("matmul_staged.cl", tm=tm, tn=tn, bk=bk, wn=wn,
@@ -357,8 +376,9 @@ def _matmul_planned(a, b, c, a1, b1, batch, key):
         t = c.dtype.num
         direct = abuf is a._cl()[0] and bbuf is b._cl()[0]     # no operand copied
         copy_a, copy_b = csa == 1, csb != 1     # (a batch's operands are row-major)
-        if t == FLOAT32 and coff % 4 == 0 and _use_staged(_staged_mode(), M, N, K, copy_a,
-                                                           copy_b, nbatch):
+        mode = _staged_mode()
+        if t == FLOAT32 and coff % 4 == 0 and _use_staged(mode, M, N, K, copy_a, copy_b,
+                                                           nbatch) and _staged_kernel(mode):
             ops = _staged_operands(A, B, M, N, K, batch, nbatch, (abuf, aoff, lda, csa),
                                    (bbuf, boff, sb, ldb) if nbatch > 1 else (bbuf, boff, ldb, csb))
             if ops is not None and coff + M * N * nbatch <= INT_LIMIT and \

@@ -12,6 +12,7 @@ from carray.opencl._runtime import runtime
 from carray.opencl._types import CL_TYPES
 
 MIN_SIDE = 16       # smaller matrices gain nothing from tiles
+MAX_GROUPS = 65535  # work groups along the grid's 2nd and 3rd dims (CUDA's limit, NVIDIA's OpenCL)
 # On CPU devices (PoCL) the tiles' barriers cost about what the strided reads do (0.4-1.6x the
 # elementwise copy's time from 256^2 to 2048^2 float32): they keep the elementwise copy unless
 # this is set (the tests set it to check the kernel there).
@@ -33,6 +34,8 @@ def fits(shape, strides):
     R, C = shape[-2], shape[-1]
     if R < MIN_SIDE or C < MIN_SIDE or ost[-1] != 1 or ost[-2] != C or ist[-2] != 1 \
             or ist[-1] <= 1:
+        return False
+    if -(-R // 32) > MAX_GROUPS or (len(shape) == 3 and shape[0] > MAX_GROUPS):
         return False
     return len(shape) == 2 or ost[0] == R * C
 

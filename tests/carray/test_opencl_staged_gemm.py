@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import carray as ca
-from carray.opencl import _cache, _matmul, _transpose
+from carray.opencl import _cache, _elementwise, _matmul, _transpose
 
 from conftest import have_gpu
 
@@ -18,8 +18,12 @@ pytestmark = pytest.mark.skipif(not have_gpu(), reason="no OpenCL device")
 
 @pytest.fixture(autouse=True)
 def tiled_copies(monkeypatch):
-    """The tiled transposed copies on every device (CPU devices keep the elementwise copy)."""
+    """The tiled transposed copies on every device (CPU devices keep the elementwise copy), with
+    no elementwise copy plan made before (a plan would take the copy first)."""
     monkeypatch.setattr(_transpose, "ON_CPU_DEVICES", True)
+    _elementwise._plans.clear()
+    yield
+    _elementwise._plans.clear()
 
 
 @pytest.fixture
@@ -102,6 +106,49 @@ def test_staged_reads_views_at_offsets(staged, ta, tb):
     b, db = _operand(rng, 32, 256, tb, pad=8)
     _check(da @ db, a, b)
     assert staged == [(128, 256, 32)]
+
+
+def test_staged_kernel_offsets(staged, monkeypatch):
+    """Operands read in place at element offsets (k-major A at 4, row-major B at 8): the
+    kernel's offset arguments, not copies at offset 0; the result lands in a view at 256."""
+    rng = np.random.default_rng(21)
+    m, n, k = 128, 256, 32
+    fa = rng.standard_normal(4 + k * m).astype(np.float32)
+    fb = rng.standard_normal(8 + k * n).astype(np.float32)
+    a = fa[4:].reshape(k, m).T
+    b = fb[8:].reshape(k, n)
+    da = ca.asarray(fa, device="gpu")[4:].reshape(k, m).T
+    db = ca.asarray(fb, device="gpu")[8:].reshape(k, n)
+    fc = ca.zeros(256 + m * n + 4, dtype="float32", device="gpu")
+    out = fc[256:256 + m * n].reshape(m, n)
+    launches = []
+    real = _matmul.submit
+
+    def spy(queue, knl, bufs, vals, gsize, lsize):
+        launches.append({vals[i]: int.from_bytes(vals[i + 1], "little", signed=True)
+                         for i in range(0, len(vals), 2)})
+        return real(queue, knl, bufs, vals, gsize, lsize)
+    monkeypatch.setattr(_matmul, "submit", spy)
+    r = ca.matmul(da, db, out=out)
+    _check(r, a, b)
+    assert staged == [(m, n, k)]
+    assert [(v[10], v[11]) for v in launches] == [(4, 8)]      # offa, offb: read in place
+    rest = np.asarray(fc.to("cpu"))
+    assert not rest[:256].any() and not rest[256 + m * n:].any()
+
+
+def test_staged_kernel_that_does_not_build_falls_back(staged, monkeypatch):
+    def broken(mode):
+        raise ca.opencl.runtime().cl.RuntimeError("clBuildProgram failed")
+    monkeypatch.setattr(_matmul, "_build_staged", broken)
+    monkeypatch.setattr(_matmul, "_staged_failed", set())
+    rng = np.random.default_rng(2)
+    a, da = _operand(rng, 128, 16, True)
+    b, db = _operand(rng, 16, 128, False)
+    with pytest.warns(RuntimeWarning, match="staged GEMM"):
+        _check(da @ db, a, b)
+    _check(da @ db, a, b)                   # warned once, still right
+    assert staged == []
 
 
 def test_staged_skips_misaligned_and_untiled_products(staged):
@@ -236,6 +283,8 @@ def test_transpose_fits_only_its_layouts():
     assert not _transpose.fits((8, 64), [(64, 1), (1, 8)])        # too small a side
     assert not _transpose.fits((2, 32, 64), [(4096, 64, 1), (4096, 1, 40)])  # batch gap
     assert not _transpose.fits((2048,), [(1,), (1,)])
+    assert not _transpose.fits((70000, 16, 16), [(256, 16, 1), (256, 1, 16)])  # grid's limit
+    assert not _transpose.fits((32 * 65536, 16), [(16, 1), (1, 32 * 65536)])
 
 
 def _layout_of(view):
