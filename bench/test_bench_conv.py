@@ -23,7 +23,7 @@ _RESULTS = {}           # (group, library) -> median seconds
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _report(request):
+def _report(show_lines):
     yield
     if not _RESULTS:
         return
@@ -38,14 +38,7 @@ def _report(request):
         if "carray" in row and "torch" in row:
             text += f"   torch/carray {row['torch'] / row['carray']:.2f}"
         lines.append(f"{group:26s} {text}")
-    tr = request.config.pluginmanager.get_plugin("terminalreporter")
-    capman = request.config.pluginmanager.get_plugin("capturemanager")
-    if tr is None or capman is None:
-        print("\n".join(lines))
-        return
-    with capman.global_and_fixture_disabled():
-        for line in lines:
-            tr.write_line(line)
+    show_lines(lines)
 
 
 def _record(benchmark, group, lib):

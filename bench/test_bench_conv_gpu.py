@@ -35,7 +35,7 @@ def _flop(shape):
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _report(request):
+def _report(show_lines):
     yield
     if not _RESULTS:
         return
@@ -51,14 +51,7 @@ def _report(request):
                 if "implicit" in row and other in row:
                     text += f"   {other}/implicit {row[other] / row['implicit']:.2f}"
             lines.append(f"{shape} {op:12s} {text}")
-    tr = request.config.pluginmanager.get_plugin("terminalreporter")
-    capman = request.config.pluginmanager.get_plugin("capturemanager")
-    if tr is None or capman is None:
-        print("\n".join(lines))
-        return
-    with capman.global_and_fixture_disabled():
-        for line in lines:
-            tr.write_line(line)
+    show_lines(lines)
 
 
 def _inputs(shape, lib, torch=None):

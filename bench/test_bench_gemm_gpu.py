@@ -22,7 +22,7 @@ _RATES = {}     # (n, layout, library) -> TFLOP/s at the median
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _report(request):
+def _report(show_lines):
     yield
     lines = ["", f"sgemm on {carray.opencl.name!r} (TFLOP/s at the median)"]
     for n in SIZES:
@@ -32,14 +32,7 @@ def _report(request):
                 continue
             lines.append(f"{n} {lay}: carray {c:.1f}" + (f"  torch {t:.1f}  carray/torch "
                                                          f"{c / t:.3f}" if t else ""))
-    tr = request.config.pluginmanager.get_plugin("terminalreporter")
-    capman = request.config.pluginmanager.get_plugin("capturemanager")
-    if tr is None or capman is None:
-        print("\n".join(lines))
-        return
-    with capman.global_and_fixture_disabled():
-        for line in lines:
-            tr.write_line(line)
+    show_lines(lines)
 
 
 def _record(benchmark, n, layout, lib):

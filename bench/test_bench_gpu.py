@@ -26,7 +26,7 @@ _RATES = {}      # (group, library) -> (rate, unit)
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _report(request):
+def _report(show_lines):
     yield
     if not _RATES:
         return
@@ -39,14 +39,7 @@ def _report(request):
         ratio = "  ".join(f"carray/{lib} {row['carray'][0] / v:.2f}"
                           for lib, (v, u) in sorted(row.items()) if lib != "carray")
         lines.append(f"{group}: {text}   {ratio}")
-    tr = request.config.pluginmanager.get_plugin("terminalreporter")
-    capman = request.config.pluginmanager.get_plugin("capturemanager")
-    if tr is None or capman is None:
-        print("\n".join(lines))
-        return
-    with capman.global_and_fixture_disabled():
-        for line in lines:
-            tr.write_line(line)
+    show_lines(lines)
 
 
 def _cuda(torch):

@@ -14,12 +14,10 @@ _GFLOPS = {}          # (n, library) -> GFLOP/s at the median time
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _report(request):
+def _report(show_lines):
     yield
     if not _GFLOPS:
         return
-    tr = request.config.pluginmanager.get_plugin("terminalreporter")
-    capman = request.config.pluginmanager.get_plugin("capturemanager")
     lines = ["", "W1 sgemm float32 (GFLOP/s at the median; ratio = carray / peer)"]
     for n in SIZES:
         row = {lib: g for (m, lib), g in _GFLOPS.items() if m == n}
@@ -29,12 +27,7 @@ def _report(request):
         ratios = "  ".join(f"carray/{lib} {row['carray'] / g:.2f}" for lib, g in sorted(row.items())
                            if lib != "carray" and "carray" in row)
         lines.append(f"n={n:5d}: {text}   {ratios}")
-    if tr is None or capman is None:
-        print("\n".join(lines))
-        return
-    with capman.global_and_fixture_disabled():     # shown even when output is captured
-        for line in lines:
-            tr.write_line(line)
+    show_lines(lines)
 
 
 def _inputs(np, n):

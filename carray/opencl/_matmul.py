@@ -126,26 +126,27 @@ def _plain(x, rows, cols):
     return buf, off, cols, 1
 
 
+def _per_batch(x, batch, nbatch, rows, cols):
+    """x (rows x cols per entry of `batch`, broadcast over it) as one rows x cols matrix when it
+    is shared by the whole batch, else as nbatch x rows x cols (views where they can be)."""
+    n = 1
+    for s in x.shape[:-2]:
+        n *= s
+    if n == 1:
+        return x.reshape(rows, cols)
+    if n != nbatch:
+        x = carray.broadcast_to(x, tuple(batch) + (rows, cols))
+    return x.reshape(nbatch, rows, cols)
+
+
 def _batched(x, batch, nbatch, rows, cols):
     """x as (buffer, offset, batch step, row step) of a row-major (rows x cols) matrix per batch
     entry (step 0 when x is shared by the whole batch)."""
-    xb = x.shape[:-2]
-    n = 1
-    for s in xb:
-        n *= s
-    if n == 1:
-        m = x.reshape(rows, cols)
-        if not m.flags.c_contiguous:
-            m = m.copy()
-        buf, off, _, _, st = m._cl()
-        return buf, off, 0, cols
-    if n != nbatch:
-        x = carray.broadcast_to(x, tuple(batch) + (rows, cols))
-    m = x.reshape(nbatch, rows, cols)
+    m = _per_batch(x, batch, nbatch, rows, cols)
     if not m.flags.c_contiguous:
         m = m.copy()
-    buf, off, _, _, st = m._cl()
-    return buf, off, rows * cols, cols
+    buf, off = m._cl()[:2]
+    return buf, off, (0 if m.ndim == 2 else rows * cols), cols
 
 
 def _want():
@@ -213,14 +214,8 @@ def _staged_operands(A, B, M, N, K, batch, nbatch, pa, pb):
 def _k_major(A, batch, nbatch, M, K):
     """A (M x K per batch entry, broadcast over `batch`) copied transposed: K x M when one matrix
     serves the whole batch, else nbatch x K x M."""
-    n = 1
-    for s in A.shape[:-2]:
-        n *= s
-    if n == 1:
-        return A.reshape(M, K).T.copy()
-    if n != nbatch:
-        A = carray.broadcast_to(A, tuple(batch) + (M, K))
-    return A.reshape(nbatch, M, K).transpose(0, 2, 1).copy()
+    m = _per_batch(A, batch, nbatch, M, K)
+    return (m.T if m.ndim == 2 else m.transpose(0, 2, 1)).copy()
 
 
 _staged_failed = set()      # modes whose kernel the driver would not build
@@ -377,13 +372,14 @@ def _matmul_planned(a, b, c, a1, b1, batch, key):
         direct = abuf is a._cl()[0] and bbuf is b._cl()[0]     # no operand copied
         copy_a, copy_b = csa == 1, csb != 1     # (a batch's operands are row-major)
         mode = _staged_mode()
-        if t == FLOAT32 and coff % 4 == 0 and _use_staged(mode, M, N, K, copy_a, copy_b,
-                                                           nbatch) and _staged_kernel(mode):
+        staged = t == FLOAT32 and coff % 4 == 0 and \
+            _use_staged(mode, M, N, K, copy_a, copy_b, nbatch) and _staged_kernel(mode)
+        if staged:
             ops = _staged_operands(A, B, M, N, K, batch, nbatch, (abuf, aoff, lda, csa),
                                    (bbuf, boff, sb, ldb) if nbatch > 1 else (bbuf, boff, ldb, csb))
             if ops is not None and coff + M * N * nbatch <= INT_LIMIT and \
                     max(o[1] + max(o[3] * nbatch, K * o[2]) for o in ops) <= INT_LIMIT:
-                _staged_launch(ops, cbuf, coff, M, N, K, nbatch,
+                _staged_launch(staged, ops, cbuf, coff, M, N, K, nbatch,
                                key if target is c and direct else None, copy_a or copy_b)
                 if target is not c:
                     c[...] = target
@@ -439,12 +435,11 @@ def _matmul_planned(a, b, c, a1, b1, batch, key):
     return c
 
 
-def _staged_launch(ops, cbuf, coff, M, N, K, nbatch, key, copied):
-    """Launch the staged kernel on _staged_operands' answer `ops` into C (cbuf from coff, rows of
-    N, batch step M N); keep a plan under key (when not None), which redoes the operand copies
-    if copied."""
+def _staged_launch(knl, ops, cbuf, coff, M, N, K, nbatch, key, copied):
+    """Launch the staged kernel knl on _staged_operands' answer `ops` into C (cbuf from coff,
+    rows of N, batch step M N); keep a plan under key (when not None), which redoes the operand
+    copies if copied."""
     (abuf, aoff, lda, sa), (bbuf, boff, ldb, sb) = ops
-    knl = _staged_kernel(_staged_mode())
     tm, tn, _, wm, wn = STAGED
     consts = [v for i, x in enumerate((K, lda, ldb, N, sa, sb, M * N, aoff, boff, coff), 3)
               for v in (i, struct.pack("i", x))]

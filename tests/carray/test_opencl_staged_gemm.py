@@ -36,7 +36,7 @@ def staged(monkeypatch):
     real = _matmul._staged_launch
 
     def counting(*args):
-        calls.append(args[3:6])
+        calls.append(args[4:7])
         return real(*args)
     monkeypatch.setattr(_matmul, "_staged_launch", counting)
     yield calls
