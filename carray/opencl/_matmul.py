@@ -21,7 +21,7 @@ import os
 import struct
 
 import carray
-from carray.opencl import _cache, _reduce
+from carray.opencl import _cache, _reduce, _transpose
 from carray.opencl._launch import LAUNCH_LOCK, submit
 from carray.opencl._runtime import runtime
 from carray.opencl._types import BOOL, CL_TYPES, FLOAT32, FLOAT64, INT32
@@ -187,35 +187,37 @@ def _use_staged(mode, M, N, K, copy_a, copy_b, nbatch=1):
 
 def _staged_operands(A, B, M, N, K, batch, nbatch, pa, pb):
     """((buffer, offset, row step, batch step) of A stored K x M, the same of B stored K x N)
-    for the staged kernel, copying transposed whichever operand is stored the other way (pa, pb:
-    _plain's answers, or _batched's for a batch, whose operands are row-major), or None when an
-    offset or step is not a whole float4."""
+    for the staged kernel, copying transposed (one tiled copy each, enqueued straight from the
+    buffers) whichever operand is stored the other way. pa, pb: _plain's answers (buffer,
+    offset, row step, column step), or for a batch _batched's (buffer, offset, batch step, row
+    step) of row-major entries. None when an offset or step is not a whole float4, or a copy
+    is beyond the tiled copy's grid."""
     if nbatch == 1:
         (abuf, aoff, lda, csa), (bbuf, boff, ldb, csb) = pa, pb
         sa = sb = 0
         if csa == 1:                # row-major M x K: copy its transpose
-            abuf, aoff = A.reshape(M, K).T.copy()._cl()[:2]
-            lda = M
+            abuf, aoff, lda = _transposed(abuf, K, M, aoff, lda), 0, M
         else:                       # a transposed view of a K x M matrix with row step csa
             lda = csa
         if csb != 1:                # a transposed view of an N x K matrix: copy it row-major
-            bbuf, boff = B.reshape(K, N).copy()._cl()[:2]
-            ldb = N
+            bbuf, boff, ldb = _transposed(bbuf, K, N, boff, csb), 0, N
     else:
-        bbuf, boff, sb, ldb = pb
-        at = _k_major(A, batch, nbatch, M, K)
-        abuf, aoff = at._cl()[:2]
-        lda, sa = M, (0 if at.ndim == 2 else K * M)
-    if any(v % 4 for v in (aoff, lda, sa, boff, ldb, sb)):
+        (abuf, aoff, sa, lda), (bbuf, boff, sb, ldb) = pa, pb
+        # row-major entries (row step lda): K x M copies, one shared when A is
+        abuf = _transposed(abuf, K, M, aoff, lda, nbatch if sa else 1, sa)
+        aoff, lda, sa = 0, M, (K * M if sa else 0)
+    if abuf is None or bbuf is None or any(v % 4 for v in (aoff, lda, sa, boff, ldb, sb)):
         return None
     return (abuf, aoff, lda, sa), (bbuf, boff, ldb, sb)
 
 
-def _k_major(A, batch, nbatch, M, K):
-    """A (M x K per batch entry, broadcast over `batch`) copied transposed: K x M when one matrix
-    serves the whole batch, else nbatch x K x M."""
-    m = _per_batch(A, batch, nbatch, M, K)
-    return (m.T if m.ndim == 2 else m.transpose(0, 2, 1)).copy()
+def _transposed(buf, R, C, off, isc, nb=1, isb=0):
+    """_transpose.transposed of float32 matrices (None when the tiled copy cannot take them)."""
+    shape = (nb, R, C) if nb > 1 else (R, C)
+    strides = ((R * C, C, 1), (isb, 1, isc)) if nb > 1 else ((C, 1), (1, isc))
+    if not _transpose.fits(shape, strides):
+        return None
+    return _transpose.transposed(buf, FLOAT32, 4, R, C, off, isc, nb, isb)
 
 
 _staged_failed = set()      # modes whose kernel the driver would not build
@@ -327,7 +329,7 @@ def matmul(a, b, c, a1, b1, batch):
         if nbatch == 1:
             pa, pb = _plain(A, M, K), _plain(B, K, N)
         else:
-            pa, pb = None, _batched(B, batch, nbatch, K, N)
+            pa, pb = _batched(A, batch, nbatch, M, K), _batched(B, batch, nbatch, K, N)
         (abuf, *_), (bbuf, *_) = _staged_operands(A, B, M, N, K, batch, nbatch, pa, pb)
     if plan.part_shape is not None:
         part = carray.empty(plan.part_shape, dtype=c.dtype, device="gpu")
@@ -375,7 +377,8 @@ def _matmul_planned(a, b, c, a1, b1, batch, key):
         staged = t == FLOAT32 and coff % 4 == 0 and \
             _use_staged(mode, M, N, K, copy_a, copy_b, nbatch) and _staged_kernel(mode)
         if staged:
-            ops = _staged_operands(A, B, M, N, K, batch, nbatch, (abuf, aoff, lda, csa),
+            ops = _staged_operands(A, B, M, N, K, batch, nbatch,
+                                   (abuf, aoff, sa, lda) if nbatch > 1 else (abuf, aoff, lda, csa),
                                    (bbuf, boff, sb, ldb) if nbatch > 1 else (bbuf, boff, ldb, csb))
             if ops is not None and coff + M * N * nbatch <= INT_LIMIT and \
                     max(o[1] + max(o[3] * nbatch, K * o[2]) for o in ops) <= INT_LIMIT:

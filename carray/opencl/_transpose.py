@@ -40,6 +40,21 @@ def fits(shape, strides):
     return len(shape) == 2 or ost[0] == R * C
 
 
+def transposed(in_buf, num, itemsize, R, C, ioff, isc, nb=1, isb=0):
+    """A new pooled buffer holding nb row-major R x C matrices, entry b's element (r, c) copied
+    from in_buf's element ioff + b isb + r + c isc (all in elements); the copy is enqueued, not
+    waited for. For callers that need the transposes of operands they hold as buffers (the
+    staged GEMM), without making Arrays. Raises ValueError when the layout is one the kernel
+    cannot take (fits())."""
+    shape = (nb, R, C) if nb > 1 else (R, C)
+    strides = ((R * C, C, 1), (isb, 1, isc)) if nb > 1 else ((C, 1), (1, isc))
+    if not fits(shape, strides):
+        raise ValueError(f"transposed: no tiled copy for shape {shape} with strides {strides}")
+    out = runtime().alloc(nb * R * C * itemsize)
+    run(out, in_buf, num, shape, strides, (0, ioff))
+    return out
+
+
 def run(out_buf, in_buf, num, shape, strides, offs):
     """Enqueue the tiled copy for a layout fits() accepted (buffers, type number, coalesced
     shape, strides and element offsets of the output and the input)."""

@@ -733,10 +733,55 @@ cdef Array _reduce_into(Array a, int op, bint* reduced, int ct):
         if reduced[d]:
             ov.strides_[d] = 0
     cdef int split = _split_dim(a) if a.size_c() >= PARALLEL_MIN and max_threads() > 1 else -1
+    # rows of a C-contiguous array folded over the last dim (at least two rows: one row is
+    # split among the threads by _parallel_reduce)
+    if split >= 0 and reduced[nd - 1] and a.c_contiguous() and a.shape_[nd - 1] > 1 and \
+            a.size_c() // a.shape_[nd - 1] >= 2:
+        for d in range(nd - 1):
+            if reduced[d] and a.shape_[d] > 1:
+                break
+        else:
+            _reduce_rows(o, a, fn, aux)
+            return o
     if split < 0:
         _run(ov, a, None, None, nd, a.shape_, fn, 1, PARALLEL_MIN, aux)
         return o
     return _parallel_reduce(o, ov, a, op, split, reduced[split], fn, aux)
+
+
+cdef int _reduce_rows(Array o, Array a, loop1d_t fn, void* aux) except -1:
+    """o[i] = fold of row i of a (C-contiguous, reduced over its last dim only; o contiguous and
+    filled with the identity), the rows shared out among the threads: what _parallel_reduce
+    does for this layout (the same loop over each whole row, so the same results), without a
+    view and a walk per thread."""
+    cdef Py_ssize_t cols = a.shape_[a.ndim - 1]
+    cdef Py_ssize_t rows = a.size_c() // cols
+    cdef int nt = max_threads(), c
+    cdef double start
+    if nt > rows:
+        nt = <int>rows
+    with nogil:
+        start = region_enter(nt)
+        for c in prange(nt, num_threads=nt, schedule="static"):
+            thread_seen(threadid())
+            _fold_rows(fn, aux, o.data, a.data, rows * c // nt, rows * (c + 1) // nt, cols,
+                       a.itemsize, o.itemsize)
+        region_exit(start, nt)
+    return 0
+
+
+cdef void _fold_rows(loop1d_t fn, void* aux, char* out, char* src, Py_ssize_t r0, Py_ssize_t r1,
+                     Py_ssize_t cols, Py_ssize_t isz, Py_ssize_t osz) noexcept nogil:
+    """Rows [r0, r1) of _reduce_rows."""
+    cdef char* data[2]
+    cdef Py_ssize_t steps[2]
+    cdef Py_ssize_t i
+    steps[0] = 0
+    steps[1] = isz
+    for i in range(r0, r1):
+        data[0] = out + i * osz
+        data[1] = src + i * cols * isz
+        fn(data, steps, cols, aux, NULL)
 
 
 cdef int _split_dim(Array a) noexcept:

@@ -299,3 +299,22 @@ def _layout_of(view):
     vst = view._cl()[4]
     return _layout.coalesce(shape, [_layout.broadcast_strides(shape, shape, tuple(ost)),
                                     _layout.broadcast_strides(shape, shape, vst)])
+
+
+@pytest.mark.parametrize("nb", [1, 3])
+def test_transposed_from_buffers(nb):
+    """_transpose.transposed: the staged GEMM's copies, straight from a buffer at an offset,
+    rows wider than the copy and a batch step; ValueError for a layout the kernel cannot take."""
+    rng = np.random.default_rng(nb)
+    full = rng.standard_normal((nb, 50, 40)).astype(np.float32)    # entry b: 50 rows of 40
+    d = ca.asarray(full, device="gpu")
+    buf, off = d._cl()[:2]
+    R, C = 37, 50                                      # out[b] = full[b, :, 1:38].T
+    rt = ca.opencl.runtime()
+    out = _transpose.transposed(buf, d.dtype.num, 4, R, C, off + 1, 40, nb, 50 * 40)
+    got = np.empty((nb, R, C), np.float32)
+    rt.cl.enqueue_copy(rt.queue, got, out)
+    rt.queue.finish()
+    np.testing.assert_array_equal(got, full[:, :, 1:R + 1].transpose(0, 2, 1))
+    with pytest.raises(ValueError, match="no tiled copy"):
+        _transpose.transposed(buf, d.dtype.num, 4, 8, C, off, 40)      # a side under 16

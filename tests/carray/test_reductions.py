@@ -311,6 +311,29 @@ def test_parallel_matches_serial(dt, restore_threads):
                     np.testing.assert_array_equal(g, got[0], strict=True)
 
 
+@pytest.mark.parametrize("shape,dtype", [((300, 1031), None), ((3, 40, 700), None),
+                                         ((300, 1031), "float64"), ((2, 1, 70000), None)])
+def test_rows_in_parallel_are_numpys_row_sums(shape, dtype, restore_threads):
+    """Folding the last dim of a C-contiguous array in parallel (the rows shared out among the
+    threads) sums each row whole in NumPy's pairwise order: bit-equal to NumPy's float32 row
+    sums and to one thread, whatever the thread count; max/min/prod/mean too (to one thread)."""
+    x = np.random.default_rng(len(shape)).standard_normal(shape).astype(np.float32)
+    a = ca.array(x)
+    ref = np.sum(x, axis=-1, dtype=dtype)
+    first = {}
+    for nt in (1, 2, 3):
+        ca.set_num_threads(nt)
+        got = ca.sum(a, axis=-1, dtype=dtype)
+        np.testing.assert_array_equal(to_numpy(got), ref, strict=True)
+        for name in ("max", "min", "prod", "mean"):
+            r = to_numpy(getattr(ca, name)(a, axis=-1, keepdims=True))
+            first.setdefault(name, r)
+            np.testing.assert_array_equal(r, first[name], strict=True)
+            if name != "prod":          # (a product of thousands of normals under/overflows)
+                np.testing.assert_allclose(r, getattr(np, name)(x, axis=-1, keepdims=True),
+                                           rtol=2e-6)
+
+
 def test_float_prod_large(device):
     x = (1 + np.random.default_rng(5).standard_normal(200_000) * 1e-4).astype(np.float32)
     ref = float(np.prod(x.astype(np.float64)))
