@@ -78,13 +78,21 @@ static int carray_omp_init(void) { return 0; }
 /* 1 in a child of fork() (see above). */
 static int carray_forked(void) { return carray__forked; }
 
+static int carray__regions = 0;              /* carray's parallel regions running now */
+
 /* Threads for a parallel region starting now: carray_max_threads(), less the threads that other
-   regions hold at this moment (at least 1: the caller's own). */
+   regions hold at this moment, and no more than a fair share (N over the regions running, this
+   one included); at least 1: the caller's own. The share lets a second caller, which started on
+   the one thread the first left it, get half the cores from the first caller's next region on
+   (without it the first caller took all but one core again each time: two callers of a sum
+   took 3x one caller doing both callers' work, on 16 cores). */
 static int carray_region_threads(void) {
     int n = carray_max_threads();
     int busy = __atomic_load_n(&carray__busy, __ATOMIC_RELAXED);
     if (busy > 0 && n > 1) {
+        int share = n / (__atomic_load_n(&carray__regions, __ATOMIC_RELAXED) + 1);
         n -= busy;
+        if (n > share) n = share;
         if (n < 1) n = 1;
     }
     return n;
@@ -107,6 +115,7 @@ static int carray__tracked_overlaps = 0;
    that its lateness is not judged). */
 static double carray_region_enter(int nthreads) {
     int t, before = __atomic_load_n(&carray__overlaps, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&carray__regions, 1, __ATOMIC_SEQ_CST);
     if (__atomic_add_fetch(&carray__busy, nthreads, __ATOMIC_SEQ_CST) != nthreads) {
         __atomic_add_fetch(&carray__overlaps, 1, __ATOMIC_SEQ_CST);
         return -1.0;
@@ -143,6 +152,7 @@ static void carray_region_exit(double start, int nthreads) {
             carray__serial_until = 0.0;
         }
     }
+    __atomic_sub_fetch(&carray__regions, 1, __ATOMIC_SEQ_CST);
     __atomic_sub_fetch(&carray__busy, nthreads, __ATOMIC_SEQ_CST);
 }
 #endif

@@ -64,6 +64,17 @@ def _busy_threads():
     return carray_busy_threads()
 
 
+def _threads_beside(sizes):
+    """For tests of the sharing (_omp.h): the thread count a region starting now would take
+    while regions of the given sizes run (entered, asked, exited)."""
+    for size in sizes:
+        carray_region_enter(size)
+    cdef int n = carray_region_threads()
+    for size in sizes:
+        carray_region_exit(-1.0, size)      # (-1: not judged for lateness)
+    return n
+
+
 def _judge_region(bint overlapped):
     """For tests of the contention back-off (_omp.h): bracket a 2-thread region that seems to have
     lasted a second without its worker ever starting (another caller's 1-thread region running

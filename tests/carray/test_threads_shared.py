@@ -92,3 +92,24 @@ def test_long_parallel_regions_keep_their_threads(op):
         assert kept[-1][0] == 2 or kept[-1][1] < 2, kept
     finally:
         ca.set_num_threads(old)
+
+
+def test_a_region_beside_others_takes_a_fair_share():
+    """A region starting while others run takes the cores they leave, and no more than N over
+    the regions running (itself included): a second caller that began on one thread gets half
+    the cores from the first caller's next region on, instead of one thread each time."""
+    old = ca.get_num_threads()
+    try:
+        ca.set_num_threads(4)
+        assert _strided._threads_beside([]) == 4           # alone: all of them
+        assert _strided._threads_beside([4]) == 1          # none left: its own thread
+        assert _strided._threads_beside([1]) == 2          # 3 left, share 4 / 2
+        assert _strided._threads_beside([2]) == 2
+        assert _strided._threads_beside([1, 1]) == 1       # share 4 / 3
+        assert _strided._busy_threads() == 0
+        ca.set_num_threads(16)
+        assert _strided._threads_beside([1]) == 8
+        assert _strided._threads_beside([8]) == 8
+        assert _strided._threads_beside([12]) == 4
+    finally:
+        ca.set_num_threads(old)
