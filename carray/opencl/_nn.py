@@ -9,7 +9,7 @@ import threading
 import time
 
 import carray
-from carray.opencl import _cache, _conv, _profiling, _rows
+from carray.opencl import _cache, _conv, _profiling, _rows, _winograd
 from carray.opencl._launch import launch
 from carray.opencl._layout import int_arg as _i
 from carray.opencl._layout import long_arg as _q
@@ -118,6 +118,9 @@ def conv2d_forward(x, w, b, out_shape, stride, padding, dilation):
     N, O, Ho, Wo = out_shape
     if N * O * Ho * Wo == 0:
         return _empty(out_shape, x.dtype)
+    if x.size and _winograd.wanted(x.dtype.num, x.shape[1], O, w.shape[2:], stride, dilation,
+                                   padding, (N,) + x.shape[2:]):
+        return _winograd.forward(x, w, b, padding)
     if x.size and _conv.implicit() and _conv.fits(x, w, out_shape,
                                                  sides=(x.shape[2] + padding[0],
                                                         x.shape[3] + padding[1])):
@@ -137,6 +140,10 @@ def conv2d_grad_input(gout, w, input_shape, stride, padding, dilation):
     """The gradient of conv2d with respect to its input of shape input_shape."""
     N, C, H, W = input_shape
     O, _, kh, kw = w.shape
+    if N * C * H * W and gout.size and _winograd.wanted(
+            gout.dtype.num, O, C, (kh, kw), stride, dilation,
+            (2 - padding[0], 2 - padding[1]), (N,) + gout.shape[2:]):
+        return _winograd.grad_input(gout, w, padding)
     if N * C * H * W and gout.size and _conv.implicit() and \
             _conv.fits(input_shape, w, gout, sides=(H + padding[0], W + padding[1])):
         return _conv.grad_input(gout, w, input_shape, stride, padding, dilation)
