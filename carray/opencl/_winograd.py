@@ -79,7 +79,8 @@ def _convolve(x, w, bias, flip, O, padding):
         submit(q, k_weight, [0, U._cl()[0], 1, wbuf], _ints((2, O), (3, C), (4, woff)),
                (-(-(O * C) // 256) * 256,), (256,))
         submit(q, k_input, [0, V._cl()[0], 1, xbuf],
-               _ints((2, C), (3, H), (4, W), (5, TH), (6, TW), (7, ph), (8, pw), (9, P), (10, xoff)),
+               _ints((2, C), (3, H), (4, W), (5, TH), (6, TW), (7, ph), (8, pw), (9, P),
+                     (10, xoff)),
                (-(-P // GROUP) * GROUP, C), (GROUP, 1))
     M = U @ V                                           # (16, O, P)
     bbuf, boff = bias._cl()[:2] if bias is not None else (M._cl()[0], 0)
