@@ -40,7 +40,12 @@ def wanted(dtype_num, C, O, kernel, stride, dilation, padding, images):
     if Ho <= 0 or Wo <= 0:
         return False
     P = N * -(-Ho // 2) * -(-Wo // 2)
-    if 16 * max(C, O) * P > INT_LIMIT or N * max(C, O) * (H + 4) * (W + 4) > INT_LIMIT:
+    # the transformed filters (16 x O x C), patches (16 x C x P) and products (16 x O x P):
+    # 32-bit indices in the kernels, and each within the device's largest buffer (else the
+    # implicit GEMM, which needs no such buffers)
+    most = 16 * max(O * C, C * P, O * P)
+    if most > INT_LIMIT or N * max(C, O) * (H + 4) * (W + 4) > INT_LIMIT or \
+            4 * most > runtime().max_alloc:
         return False
     if env == "1":
         return True

@@ -129,6 +129,8 @@ def test_which_convolutions_take_it(monkeypatch):
     assert not want(f32, 3, 5, **{**args, "padding": (-1, 1)})   # grad_input of padding 3
     assert not want(f32, 3, 5, **{**args, "padding": (0, 0), "images": (2, 1, 8)})  # no output
     assert not want(f32, 2**20, 5, **{**args, "images": (2**10, 8, 8)})             # int32
+    # the transformed filters (16 x O x C) alone past 32-bit indices: small images, huge layer
+    assert not want(f32, 2**14, 2**14, **{**args, "images": (1, 8, 8)})
     monkeypatch.setenv("CARRAY_OPENCL_CONV_WINOGRAD", "0")
     assert not want(f32, 64, 64, **args)
     monkeypatch.delenv("CARRAY_OPENCL_CONV_WINOGRAD")
@@ -138,3 +140,21 @@ def test_which_convolutions_take_it(monkeypatch):
     assert not want(f32, 32, 128, **args)               # too few channels to pay
     monkeypatch.setattr(rt, "is_cpu", True)
     assert not want(f32, 64, 128, **args)               # CPU devices keep the implicit GEMM
+
+
+def test_buffers_past_the_largest_allocation_keep_the_implicit_gemm(winograd, monkeypatch):
+    """The transformed patches (16 x C x P) and products (16 x O x P) are each several times
+    the input or output: a convolution whose transforms would not fit in the device's largest
+    buffer does not take the path (it raised MemoryError where the implicit GEMM runs)."""
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
+    w = rng.standard_normal((5, 3, 3, 3)).astype(np.float32)
+    args = dict(kernel=(3, 3), stride=(1, 1), dilation=(1, 1), padding=(1, 1), images=(2, 8, 8))
+    f32 = ca.dtype("float32").num
+    assert _winograd.wanted(f32, 3, 5, **args)
+    rt = ca.opencl.runtime()
+    monkeypatch.setattr(rt, "max_alloc", 16 * 5 * 32 * 4 - 4)   # products: 16 x 5 x 32 floats
+    assert not _winograd.wanted(f32, 3, 5, **args)
+    y = cnn.conv2d(ca.asarray(x, device="gpu"), ca.asarray(w, device="gpu"), padding=1)
+    _close(y, _ref_conv(x, w, None, (1, 1)), _ref_conv(np.abs(x), np.abs(w), None, (1, 1)))
+    assert winograd == []
