@@ -66,11 +66,17 @@ def _busy_threads():
 
 def _threads_beside(sizes):
     """For tests of the sharing (_omp.h): the thread count a region starting now would take
-    while regions of the given sizes run (entered, asked, exited)."""
-    for size in sizes:
+    while regions of the given sizes run (entered, asked, exited). The sizes are converted
+    first: a bad one raises before any region is entered (none left counted)."""
+    cdef list ints = [int(size) for size in sizes]
+    cdef int size
+    for size in ints:
+        if size < 1:
+            raise ValueError(f"region sizes must be >= 1, got {size}")
+    for size in ints:
         carray_region_enter(size)
     cdef int n = carray_region_threads()
-    for size in sizes:
+    for size in ints:
         carray_region_exit(-1.0, size)      # (-1: not judged for lateness)
     return n
 

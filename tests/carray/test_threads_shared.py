@@ -113,3 +113,19 @@ def test_a_region_beside_others_takes_a_fair_share():
         assert _strided._threads_beside([12]) == 4
     finally:
         ca.set_num_threads(old)
+
+
+@pytest.mark.parametrize("bad", [[2, "x"], [2, 0], [2, 2**40]])
+def test_threads_beside_counts_nothing_on_a_bad_size(bad):
+    """_threads_beside enters its regions only once every size is a valid thread count: a bad
+    one used to raise after the first region was entered, leaving carray__busy and
+    carray__regions counted for good (every later region then took a share beside it)."""
+    old = ca.get_num_threads()
+    try:
+        ca.set_num_threads(4)
+        with pytest.raises((TypeError, ValueError, OverflowError)):
+            _strided._threads_beside(bad)
+        assert _strided._busy_threads() == 0
+        assert _strided._threads_beside([]) == 4
+    finally:
+        ca.set_num_threads(old)
