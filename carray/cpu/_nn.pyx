@@ -475,14 +475,16 @@ cdef int _forward(const real* x, const real* w, const real* bias, real* out, con
     if s.outer <= 1:
         return _forward_images(x, w, kw, bias, out, g, 0, g.N, s.B, col, wide, s.inner)
     start = region_enter(s.outer)
-    for c in prange((g.N + s.B - 1) // s.B, schedule="dynamic", num_threads=s.outer):
-        t = threadid()
-        thread_seen(t)
-        n0 = c * s.B
-        n1 = min(n0 + s.B, g.N)
-        _forward_images(x, w, kw, bias, out, g, n0, n1, s.B, col + t * s.col, wide + t * s.wide,
-                        1)
-    region_exit(start, s.outer)
+    try:            # (a MemoryError in a worker must not leave the region counted: _omp.h)
+        for c in prange((g.N + s.B - 1) // s.B, schedule="dynamic", num_threads=s.outer):
+            t = threadid()
+            thread_seen(t)
+            n0 = c * s.B
+            n1 = min(n0 + s.B, g.N)
+            _forward_images(x, w, kw, bias, out, g, n0, n1, s.B, col + t * s.col,
+                            wide + t * s.wide, 1)
+    finally:
+        region_exit(start, s.outer)
     return 0
 
 
@@ -493,13 +495,16 @@ cdef int _grad_input(const real* gout, const real* w, real* gin, const Geom* g, 
     if s.outer <= 1:
         return _grad_input_images(gout, w, gin, g, 0, g.N, s.B, col, wide, s.inner)
     start = region_enter(s.outer)
-    for c in prange((g.N + s.B - 1) // s.B, schedule="dynamic", num_threads=s.outer):
-        t = threadid()
-        thread_seen(t)
-        n0 = c * s.B
-        n1 = min(n0 + s.B, g.N)
-        _grad_input_images(gout, w, gin, g, n0, n1, s.B, col + t * s.col, wide + t * s.wide, 1)
-    region_exit(start, s.outer)
+    try:
+        for c in prange((g.N + s.B - 1) // s.B, schedule="dynamic", num_threads=s.outer):
+            t = threadid()
+            thread_seen(t)
+            n0 = c * s.B
+            n1 = min(n0 + s.B, g.N)
+            _grad_input_images(gout, w, gin, g, n0, n1, s.B, col + t * s.col,
+                               wide + t * s.wide, 1)
+    finally:
+        region_exit(start, s.outer)
     return 0
 
 
@@ -516,14 +521,16 @@ cdef int _grad_weight(const real* x, const real* gout, real* gw, const Geom* g, 
         _grad_weight_images(x, gout, part, g, 0, g.N, s.B, col, wide, s.inner)
     else:
         start = region_enter(s.outer)
-        for c in prange((g.N + s.B - 1) // s.B, schedule="dynamic", num_threads=s.outer):
-            t = threadid()
-            thread_seen(t)
-            n0 = c * s.B
-            n1 = min(n0 + s.B, g.N)
-            _grad_weight_images(x, gout, part + t * KO, g, n0, n1, s.B, col + t * s.col,
-                                wide + t * s.wide, 1)
-        region_exit(start, s.outer)
+        try:
+            for c in prange((g.N + s.B - 1) // s.B, schedule="dynamic", num_threads=s.outer):
+                t = threadid()
+                thread_seen(t)
+                n0 = c * s.B
+                n1 = min(n0 + s.B, g.N)
+                _grad_weight_images(x, gout, part + t * KO, g, n0, n1, s.B, col + t * s.col,
+                                    wide + t * s.wide, 1)
+        finally:
+            region_exit(start, s.outer)
     for o in range(g.O):
         for k in range(K):
             v = 0

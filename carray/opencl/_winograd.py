@@ -81,18 +81,21 @@ def _convolve(x, w, bias, flip, O, padding):
     xbuf, xoff = x._cl()[:2]
     q = runtime().queue
     with LAUNCH_LOCK:
+        g = runtime().max_group
+        t = min(GROUP, g)
         submit(q, k_weight, [0, U._cl()[0], 1, wbuf], _ints((2, O), (3, C), (4, woff)),
-               (-(-(O * C) // 256) * 256,), (256,))
+               (-(-(O * C) // g) * g,), (g,))
         submit(q, k_input, [0, V._cl()[0], 1, xbuf],
                _ints((2, C), (3, H), (4, W), (5, TH), (6, TW), (7, ph), (8, pw), (9, P),
                      (10, xoff)),
-               (-(-P // GROUP) * GROUP, C), (GROUP, 1))
+               (-(-P // t) * t, C), (t, 1))
     M = U @ V                                           # (16, O, P)
     bbuf, boff = bias._cl()[:2] if bias is not None else (M._cl()[0], 0)
+    t = min(GROUP, runtime().max_group)
     with LAUNCH_LOCK:
         submit(q, k_output, [0, y._cl()[0], 1, M._cl()[0], 2, bbuf],
                _ints((3, O), (4, Ho), (5, Wo), (6, TH), (7, TW), (8, P), (9, boff)),
-               (-(-P // GROUP) * GROUP, O), (GROUP, 1))
+               (-(-P // t) * t, O), (t, 1))
     return y
 
 
