@@ -223,76 +223,28 @@ def _transposed(buf, R, C, off, isc, nb=1, isb=0):
 _staged_failed = set()      # modes whose kernel the driver would not build
 
 
-def _staged_kernel(mode, tail=False):
-    """The staged kernel for mode ("async" / "plain"), with the split tail (see
-    matmul_staged.cl) or not; None when the driver cannot build it (then, with a warning once,
-    products take the fast kernel, or the staged kernel without the tail)."""
-    if (mode, tail) in _staged_failed:
+def _staged_kernel(mode):
+    """The staged kernel for mode ("async" / "plain"), or None when the driver cannot build it
+    (then, with a warning once, products take the fast kernel)."""
+    if mode in _staged_failed:
         return None
     try:
-        return _build_staged(mode, tail)
+        return _build_staged(mode)
     except runtime().cl.Error as e:
         import warnings
-        _staged_failed.add((mode, tail))
-        warnings.warn(f"carray: the staged GEMM ({mode} copies{', split tail' if tail else ''}) "
-                      f"does not build on {runtime().name!r}; using "
-                      f"{'it without the tail' if tail else 'the fast kernel'} ({e})",
-                      RuntimeWarning, stacklevel=3)
+        _staged_failed.add(mode)
+        warnings.warn(f"carray: the staged GEMM ({mode} copies) does not build on "
+                      f"{runtime().name!r}; using the fast kernel ({e})", RuntimeWarning,
+                      stacklevel=3)
         return None
 
 
-def _build_staged(mode, tail=False):
+def _build_staged(mode):
     tm, tn, bk, _, wn = STAGED
-    return _cache.kernel(("gemm_staged", mode, STAGED, STAGES, tail), "gemm",
+    return _cache.kernel(("gemm_staged", mode, STAGED, STAGES), "gemm",
                          lambda: _cache.render("matmul_staged.cl", tm=tm, tn=tn, bk=bk, wn=wn,
                                                stages=STAGES, wait=STAGES - 2,
-                                               async_=int(mode == "async"), tail=int(tail)))
-
-
-# Work groups of the staged kernel a compute unit holds at once (NVIDIA, 127 registers and 48 KB
-# of local memory each: two per SM), for the split tail's wave arithmetic.
-STAGED_RESIDENT = 2
-
-
-def _tail_split(M, N, K):
-    """(tile rows, parts) of the staged kernel's split tail for one M x N x K product, or None.
-
-    T tiles on W = STAGED_RESIDENT x compute units places run in waves; the last one, partial,
-    keeps the device mostly idle for a whole tile's time. Splitting the tiles of the last rows
-    along K into `parts` pieces lets the pieces fill the places the whole tiles leave and end
-    sooner. The choice simulates the device handing each work group, in order, to the first
-    free place (tiles of time 1, pieces of 1 / parts), and takes the split when it ends at
-    least 1% sooner. CARRAY_OPENCL_GEMM_TAIL=0 never splits; "R,P" always splits R rows into P
-    parts (for tests)."""
-    import heapq
-    tm, tn, bk = STAGED[:3]
-    rows, ntn, KT = M // tm, N // tn, K // bk
-    env = os.environ.get("CARRAY_OPENCL_GEMM_TAIL")
-    if env == "0":
-        return None
-    if env:
-        R, P = (int(v) for v in env.split(","))
-        return (R, P) if 0 < R <= rows and 2 <= P <= KT else None
-    tiles, slots = rows * ntn, STAGED_RESIDENT * runtime().device.max_compute_units
-    if tiles <= slots or tiles % slots == 0:
-        return None
-
-    def end(R, P):
-        free = [0.0] * slots
-        for _ in range(tiles - R * ntn):
-            heapq.heapreplace(free, free[0] + 1.0)
-        for _ in range(R * ntn * P):
-            heapq.heapreplace(free, free[0] + 1.0 / P)
-        return max(free)
-    best, choice = -(-tiles // slots) * 0.99, None
-    first = -(-(tiles % slots) // ntn)          # rows holding the last partial wave
-    for R in range(first, min(first + 2, rows) + 1):
-        for P in (2, 3, 4):
-            if KT // P >= 2 * STAGES and P * R * tm * N <= INT_LIMIT:
-                t = end(R, P)
-                if t < best:
-                    best, choice = t, (R, P)
-    return choice
+                                               async_=int(mode == "async")))
 
 
 TINY = (16, 16, 16, 1, 1)
@@ -341,13 +293,12 @@ def _split_fast(M, N, K, fast):
 class _Plan:
     """What a repeated product (or convolution, _conv.py) of one layout reuses: the kernel, its
     by-value arguments, the global and local sizes, and the split-K partials' shape (or None)."""
-    __slots__ = ("knl", "consts", "gsize", "lsize", "part_shape", "staged", "tail")
+    __slots__ = ("knl", "consts", "gsize", "lsize", "part_shape", "staged")
 
-    def __init__(self, knl, consts, gsize, lsize, part_shape, staged=None, tail=None):
+    def __init__(self, knl, consts, gsize, lsize, part_shape, staged=None):
         self.knl, self.consts, self.gsize, self.lsize = knl, consts, gsize, lsize
         self.part_shape = part_shape
         self.staged = staged        # (M, N, K, nbatch): a staged product whose operands are copied
-        self.tail = tail            # (parts' shape, first row): the staged kernel's split tail
 
 
 _plans = _cache.PlanCache()     # (type, layouts of a, b and c, a1, b1, batch) -> _Plan
@@ -383,11 +334,9 @@ def matmul(a, b, c, a1, b1, batch):
     if plan.part_shape is not None:
         part = carray.empty(plan.part_shape, dtype=c.dtype, device="gpu")
         cbuf = part._cl()[0]
-    bufs = [0, cbuf, 1, abuf, 2, bbuf]
-    if plan.tail is not None:
-        return _tail_launch(knl, bufs, plan.consts, plan.gsize, plan.lsize, plan.tail, c)
     with LAUNCH_LOCK:
-        submit(runtime().queue, knl, bufs, plan.consts, plan.gsize, plan.lsize)
+        submit(runtime().queue, knl, [0, cbuf, 1, abuf, 2, bbuf], plan.consts, plan.gsize,
+               plan.lsize)
     if part is not None:
         _reduce.reduce(part, _reduce.R_SUM, (True, False, False), out=c)
     return c
@@ -433,7 +382,7 @@ def _matmul_planned(a, b, c, a1, b1, batch, key):
                                    (bbuf, boff, sb, ldb) if nbatch > 1 else (bbuf, boff, ldb, csb))
             if ops is not None and coff + M * N * nbatch <= INT_LIMIT and \
                     max(o[1] + max(o[3] * nbatch, K * o[2]) for o in ops) <= INT_LIMIT:
-                _staged_launch(staged, ops, target, M, N, K, nbatch,
+                _staged_launch(staged, ops, cbuf, coff, M, N, K, nbatch,
                                key if target is c and direct else None, copy_a or copy_b)
                 if target is not c:
                     c[...] = target
@@ -489,46 +438,18 @@ def _matmul_planned(a, b, c, a1, b1, batch, key):
     return c
 
 
-def _staged_launch(knl, ops, target, M, N, K, nbatch, key, copied):
-    """Launch the staged kernel knl on _staged_operands' answer `ops` into target (contiguous,
-    rows of N, batch step M N), with the split tail where _tail_split asks for it; keep a plan
-    under key (when not None), which redoes the operand copies if copied."""
+def _staged_launch(knl, ops, cbuf, coff, M, N, K, nbatch, key, copied):
+    """Launch the staged kernel knl on _staged_operands' answer `ops` into C (cbuf from coff,
+    rows of N, batch step M N); keep a plan under key (when not None), which redoes the operand
+    copies if copied."""
     (abuf, aoff, lda, sa), (bbuf, boff, ldb, sb) = ops
-    cbuf, coff = target._cl()[:2]
     tm, tn, _, wm, wn = STAGED
     consts = [v for i, x in enumerate((K, lda, ldb, N, sa, sb, M * N, aoff, boff, coff), 3)
               for v in (i, struct.pack("i", x))]
     nx, ny = tn // wn, tm // wm
     gsize, lsize = ((N // tn) * nx, (M // tm) * ny, nbatch), (nx, ny, 1)
-    split = _tail_split(M, N, K) if nbatch == 1 else None
-    tail_knl = split and _staged_kernel(_staged_mode(), True)      # knl's mode
-    bufs = [0, cbuf, 1, abuf, 2, bbuf]
-    tail = None
-    if tail_knl:
-        R, P = split
-        ntn = N // tn
-        full, ntail = (M // tm - R) * ntn, R * ntn
-        knl = tail_knl
-        consts = consts + [v for i, x in enumerate((ntn, full, ntail, P), 14)
-                           for v in (i, struct.pack("i", x))]
-        gsize = ((full + P * ntail) * nx, ny, 1)
-        tail = ((P, R * tm, N), M - R * tm)
-        _tail_launch(knl, bufs, consts, gsize, lsize, tail, target)
-    else:
-        with LAUNCH_LOCK:
-            submit(runtime().queue, knl, bufs, consts, gsize, lsize)
+    with LAUNCH_LOCK:
+        submit(runtime().queue, knl, [0, cbuf, 1, abuf, 2, bbuf], consts, gsize, lsize)
     if key is not None:
         _plans.put(key, _Plan(knl, consts, gsize, lsize, None,
-                              (M, N, K, nbatch) if copied else None, tail))
-
-
-def _tail_launch(knl, bufs, consts, gsize, lsize, tail, c):
-    """The staged kernel with the split tail: the pieces' partial sums go to a new (parts x
-    rows x N) array, added up into c's last rows afterwards. Returns c."""
-    part = carray.empty(tail[0], dtype=c.dtype, device="gpu")
-    with LAUNCH_LOCK:
-        submit(runtime().queue, knl, bufs + [13, part._cl()[0]], consts, gsize, lsize)
-    rows = c.reshape(-1, c.shape[-1])
-    # (reduce writes from offset 0 only: its result is copied into the rows)
-    rows[tail[1]:] = _reduce.reduce(part, _reduce.R_SUM, (True, False, False))[0]
-    return c
+                              (M, N, K, nbatch) if copied else None))

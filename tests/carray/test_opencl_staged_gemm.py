@@ -36,7 +36,7 @@ def staged(monkeypatch):
     real = _matmul._staged_launch
 
     def counting(*args):
-        calls.append(args[3:6])
+        calls.append(args[4:7])
         return real(*args)
     monkeypatch.setattr(_matmul, "_staged_launch", counting)
     yield calls
@@ -138,7 +138,7 @@ def test_staged_kernel_offsets(staged, monkeypatch):
 
 
 def test_staged_kernel_that_does_not_build_falls_back(staged, monkeypatch):
-    def broken(mode, tail=False):
+    def broken(mode):
         raise ca.opencl.runtime().cl.RuntimeError("clBuildProgram failed")
     monkeypatch.setattr(_matmul, "_build_staged", broken)
     monkeypatch.setattr(_matmul, "_staged_failed", set())
@@ -233,52 +233,6 @@ def test_staged_kernel_variant_matches_the_device(staged):
     _check(da @ db, a, b)
     mode = "async" if ca.opencl.runtime().async_copies else "plain"
     assert any(k[:2] == ("gemm_staged", mode) for k in _cache._kernels)
-
-
-@pytest.mark.parametrize("tail", ["1,2", "2,3", "1,4", "3,2"])
-@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True)])
-def test_staged_split_tail(staged, monkeypatch, tail, ta, tb):
-    """The split tail (the last R tile rows cut into P pieces along K, their partial sums added
-    up afterwards), forced by CARRAY_OPENCL_GEMM_TAIL="R,P": every layout, the plan's repeat,
-    K not a multiple of P slices, and a result into a view."""
-    monkeypatch.setenv("CARRAY_OPENCL_GEMM_TAIL", tail)
-    launches = []
-    real = _matmul._tail_launch
-
-    def spy(knl, bufs, consts, gsize, lsize, tail_, c):
-        launches.append(tail_)
-        return real(knl, bufs, consts, gsize, lsize, tail_, c)
-    monkeypatch.setattr(_matmul, "_tail_launch", spy)
-    rng = np.random.default_rng(len(tail) + 2 * ta + tb)
-    for m, n, k in [(384, 256, 112), (384, 128, 160)]:
-        a, da = _operand(rng, m, k, ta)
-        b, db = _operand(rng, k, n, tb)
-        for _ in range(2):
-            _check(da @ db, a, b)
-        out = ca.zeros((m, n + 4), dtype="float32", device="gpu")
-        _check(ca.matmul(da, db, out=out[:, 4:]), a, b)
-        np.testing.assert_array_equal(np.asarray(out[:, :4].to("cpu")), 0)
-    R, P = (int(v) for v in tail.split(","))
-    assert launches and all(t == ((P, R * 128, t[0][2]), t[1]) for t in launches)
-    assert len(launches) == 6                       # both calls (plan hit) and the view, twice
-
-
-def test_tail_split_rule(monkeypatch):
-    """Unforced, the tail splits where the last partial wave leaves the device mostly idle."""
-    monkeypatch.delenv("CARRAY_OPENCL_GEMM_TAIL", raising=False)
-
-    class Device:
-        max_compute_units = 132                     # an H100: 264 resident work groups
-
-    monkeypatch.setattr(_matmul, "runtime", lambda: type("R", (), {"device": Device()})())
-    split = _matmul._tail_split
-    assert split(8192, 8192, 8192) == (3, 3)        # 4096 tiles: 15.5 waves
-    assert split(4096, 4096, 4096) is None          # 3.88 waves: the tail is nearly full
-    assert split(2048, 2048, 2048) is None          # 256 tiles: one wave
-    assert split(4096, 1536, 512) is not None       # 384 tiles: 1.45 waves
-    assert split(8192, 8192, 16 * 5) is None        # too few K slices to cut
-    monkeypatch.setenv("CARRAY_OPENCL_GEMM_TAIL", "0")
-    assert split(8192, 8192, 8192) is None
 
 
 # -- transposed copies ----------------------------------------------------------------------

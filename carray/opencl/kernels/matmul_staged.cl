@@ -40,58 +40,28 @@
 #define WAIT(n)
 #endif
 
-// With $tail (one matrix, no batch): a split tail. A launch of T tiles on a device that holds
-// W work groups at once ends with a partial wave that leaves most of the device idle for a
-// whole tile's time; so the tiles of the last `tail` rows of C are cut into `parts` pieces
-// along K (whole slices), which fill the idle places and end sooner. Work groups
-// [0, full) are the whole tiles (row-major order), the others piece q of tile full + q % ntail
-// (ntail = tail x ntn tiles), K part q / ntail; a piece writes its partial sum into P (parts x
-// tail TM x ldc, rows of ldc) and the host adds the parts up into C's last tail TM rows.
-
 __kernel __attribute__((reqd_work_group_size(NX, NY, 1)))
 void gemm(__global float* restrict C, __global const float* restrict A,
           __global const float* restrict B, const int K, const int lda, const int ldb,
           const int ldc, const int sa, const int sb, const int sc, const int offa,
-          const int offb, const int offc
-#if $tail
-          , __global float* restrict P, const int ntn, const int full, const int ntail,
-          const int parts
-#endif
-          )
+          const int offb, const int offc)
 {
     // 16-byte alignment is required by cp.async (the default is 4)
     __local float As[STAGES][BK * TM] __attribute__((aligned(16)));
     __local float Bs[STAGES][BK * TN] __attribute__((aligned(16)));
     const int tx = get_local_id(0), ty = get_local_id(1);
     const int tid = ty * NX + tx;
-#if $tail
-    const int g = get_group_id(0);
-    const int q = g - full;
-    const int tile = q < 0 ? g : full + q % ntail;
-    const int m0 = (tile / ntn) * TM, n0 = (tile % ntn) * TN;
-    const int KA = K / BK;            // the product's slices; this work group's: [kt0, kt1)
-    const int kt0 = q < 0 ? 0 : (q / ntail) * KA / parts;
-    const int kt1 = q < 0 ? KA : (q / ntail + 1) * KA / parts;
-    A += offa + m0 + kt0 * BK * lda;
-    B += offb + n0 + kt0 * BK * ldb;
-    if (q < 0)
-        C += offc + m0 * ldc + n0;
-    else      // part q / ntail, row m0 - (first tail row) of it
-        C = P + ((q / ntail) * (ntail / ntn) * TM + m0 - (full / ntn) * TM) * ldc + n0;
-    const int KT = kt1 - kt0;
-#else
     const int m0 = get_group_id(1) * TM, n0 = get_group_id(0) * TN;
     const int bz = get_group_id(2);
     A += offa + bz * sa + m0;
     B += offb + bz * sb + n0;
     C += offc + bz * sc + m0 * ldc + n0;
-    const int KT = K / BK;
-#endif
     float4 acc[8][NCG];
     #pragma unroll
     for (int i = 0; i < 8; ++i)
         #pragma unroll
         for (int j = 0; j < NCG; ++j) acc[i][j] = (float4)(0.0f);
+    const int KT = K / BK;
 
     // slice k0 of A (BK rows of TM floats) and of B (BK rows of TN) into stage s: consecutive
     // work items copy consecutive float4s of a row
