@@ -158,3 +158,21 @@ def test_buffers_past_the_largest_allocation_keep_the_implicit_gemm(winograd, mo
     y = cnn.conv2d(ca.asarray(x, device="gpu"), ca.asarray(w, device="gpu"), padding=1)
     _close(y, _ref_conv(x, w, None, (1, 1)), _ref_conv(np.abs(x), np.abs(w), None, (1, 1)))
     assert winograd == []
+
+
+def test_out_of_device_memory_falls_back_to_the_implicit_gemm(winograd, monkeypatch):
+    """When the transformed tensors do not fit (MemoryError), the convolution runs on the
+    implicit GEMM instead of failing."""
+    def no_memory(*args):
+        raise MemoryError("out of device memory (test)")
+    monkeypatch.setattr(_winograd, "_convolve", no_memory)
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((2, 3, 6, 5)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    y = cnn.conv2d(ca.asarray(x, device="gpu"), ca.asarray(w, device="gpu"), padding=1)
+    _close(y, _ref_conv(x, w, None, (1, 1)), _ref_conv(np.abs(x), np.abs(w), None, (1, 1)))
+    go = rng.standard_normal(y.shape).astype(np.float32)
+    gi = cnn.conv2d_grad_input(ca.asarray(go, device="gpu"), ca.asarray(w, device="gpu"),
+                               x.shape, padding=1)
+    _close(gi, _ref_grad_input(go, w, x.shape, (1, 1)),
+           _ref_grad_input(np.abs(go), np.abs(w), x.shape, (1, 1)))
