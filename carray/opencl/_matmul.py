@@ -112,15 +112,17 @@ def _kernel(t, cfg, fast=False, ta=False, tb=False):
 
 def _plain(x, rows, cols):
     """x (leading dims all 1) as (buffer, offset, row step, column step) of a rows x cols matrix:
-    row-major or transposed views as they are, other layouts as a contiguous copy."""
+    row-major or transposed views as they are (also slices of wider matrices: rows, or the
+    stored matrix's rows, further apart than their length), other layouts as a contiguous
+    copy."""
     m = x.reshape(rows, cols)
     buf, off, _, _, st = m._cl()
     rs = st[0] if rows > 1 else cols
     cs = st[1] if cols > 1 else 1
-    if cs == 1 and rs == cols:
-        return buf, off, cols, 1
-    if rs == 1 and cs == rows and rows > 1 and cols > 1:
-        return buf, off, 1, rows                     # a transposed contiguous matrix
+    if cs == 1 and rs >= cols:
+        return buf, off, rs, 1
+    if rs == 1 and cs >= rows and rows > 1 and cols > 1:
+        return buf, off, 1, cs                       # a transposed matrix (or slice of one)
     m = m.copy()
     buf, off = m._cl()[:2]
     return buf, off, cols, 1
@@ -389,9 +391,13 @@ def _matmul_planned(a, b, c, a1, b1, batch, key):
                 return c
         fast = _fast_config(M, N, K, nbatch) if t == FLOAT32 else None
         split = 0
-        if fast and all(o % 4 == 0 for o in (aoff, boff, coff)) and \
-                max(aoff + max(sa * nbatch, M * K), boff + max(sb * nbatch, K * N),
-                    coff + M * N * nbatch) <= INT_LIMIT:
+        # the stored matrices' row steps (a transposed operand's is its column step) and the
+        # elements each operand spans: float4 loads and 32-bit indices in the fast kernel
+        rsa, rsb = (csa if csa != 1 else lda), (csb if csb != 1 else ldb)
+        span_a = max(sa * nbatch, (M - 1) * lda + K if csa == 1 else (K - 1) * csa + M)
+        span_b = max(sb * nbatch, (K - 1) * ldb + N if csb == 1 else (N - 1) * csb + K)
+        if fast and all(o % 4 == 0 for o in (aoff, boff, coff, rsa, rsb)) and \
+                max(aoff + span_a, boff + span_b, coff + M * N * nbatch) <= INT_LIMIT:
             cfg = fast
             if nbatch == 1:
                 split = _split_fast(M, N, K, fast)

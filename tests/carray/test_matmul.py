@@ -223,6 +223,28 @@ def test_tile_multiples_with_transposed_views(ta, tb, m, n, k, device):
     check(ca.matmul(A, B), an, bn)
 
 
+@pytest.mark.parametrize("pad", [0, 3, 4])
+@pytest.mark.parametrize("ta", [False, True])
+@pytest.mark.parametrize("tb", [False, True])
+@pytest.mark.parametrize("m, n, k", [(64, 64, 8), (128, 64, 40), (37, 20, 13)])
+def test_slices_of_wider_matrices(pad, ta, tb, m, n, k, device):
+    """Operands that are column slices of wider matrices, or transposes of such slices
+    (x[:, :k], x[:, :k].T: rows further apart than their length); on the device they are read
+    in place (row steps that are not whole float4s take the general kernel)."""
+    rng = np.random.default_rng(m + n + k + pad)
+    a = rng.standard_normal((k, m + pad) if ta else (m, k + pad)).astype(np.float32)
+    b = rng.standard_normal((n, k + pad) if tb else (k, n + pad)).astype(np.float32)
+    A = ca.asarray(a).to(device)
+    A, an = (A[:, :m].T, a[:, :m].T) if ta else (A[:, :k], a[:, :k])
+    B = ca.asarray(b).to(device)
+    B, bn = (B[:, :k].T, b[:, :k].T) if tb else (B[:, :n], b[:, :n])
+    check(ca.matmul(A, B), an, bn)
+    if device == "gpu":
+        from carray.opencl import _matmul
+        for x, rows, cols in ((A, m, k), (B, k, n)):
+            assert _matmul._plain(x, rows, cols)[0] is x._cl()[0]       # no copy
+
+
 @pytest.mark.parametrize("form", ["row@mat", "mat@col", "vec@mat", "mat@vec", "vec@vec",
                                   "row@col"])
 @pytest.mark.parametrize("k", [1, 100, 1031])
