@@ -61,6 +61,12 @@ def pack(idx, values):
     return struct.pack(("i" if idx == "int" else "q") * len(values), *values)
 
 
+def numbered(fmt, first, values):
+    """[index, bytes, ...] as submit() takes by-value arguments: values packed with the struct
+    format fmt ("i": int, "q": long) as the kernel's arguments first, first + 1, ..."""
+    return [v for i, x in enumerate(values, first) for v in (i, struct.pack(fmt, x))]
+
+
 def long_arg(v):
     """v as the bytes of a `long` kernel argument."""
     return struct.pack("q", v)

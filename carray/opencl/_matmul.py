@@ -18,11 +18,11 @@ tile-aligned float32 product through it, on any device (plain copies where cp.as
 how the tests run it on PoCL)."""
 
 import os
-import struct
 
 import carray
 from carray.opencl import _cache, _reduce, _transpose
 from carray.opencl._launch import LAUNCH_LOCK, submit
+from carray.opencl._layout import numbered
 from carray.opencl._runtime import runtime
 from carray.opencl._types import BOOL, CL_TYPES, FLOAT32, FLOAT64, INT32
 
@@ -215,11 +215,10 @@ def _staged_operands(A, B, M, N, K, batch, nbatch, pa, pb):
 
 def _transposed(buf, R, C, off, isc, nb=1, isb=0):
     """_transpose.transposed of float32 matrices (None when the tiled copy cannot take them)."""
-    shape = (nb, R, C) if nb > 1 else (R, C)
-    strides = ((R * C, C, 1), (isb, 1, isc)) if nb > 1 else ((C, 1), (1, isc))
-    if not _transpose.fits(shape, strides):
+    try:
+        return _transpose.transposed(buf, FLOAT32, 4, R, C, off, isc, nb, isb)
+    except ValueError:
         return None
-    return _transpose.transposed(buf, FLOAT32, 4, R, C, off, isc, nb, isb)
 
 
 _staged_failed = set()      # modes whose kernel the driver would not build
@@ -418,14 +417,13 @@ def _matmul_planned(a, b, c, a1, b1, batch, key):
             # a transposed operand (column step != 1, row step 1) is read from its stored
             # matrix (A: K x M, B: N x K), whose row step is the column step
             fmt = "i"
-            ints = (split or K, csa if csa != 1 else lda, csb if csb != 1 else ldb, N, sa, sb,
-                    M * N, aoff, boff, coff)
+            ints = (split or K, rsa, rsb, N, sa, sb, M * N, aoff, boff, coff)
         else:
             fmt = "q"
             ints = (M, N, K, lda, ldb, N, sa, sb, M * N, aoff, boff, coff, csa, csb, split)
         tm, tn, bk, wm, wn = cfg
         knl = _kernel(t, cfg, fast is not None, csa != 1, csb != 1)
-        consts = [v for i, x in enumerate(ints, 3) for v in (i, struct.pack(fmt, x))]
+        consts = numbered(fmt, 3, ints)
         nx, ny = tn // wn, tm // wm
         gsize, lsize = (-(-N // tn) * nx, -(-M // tm) * ny, launches), (nx, ny, 1)
         with LAUNCH_LOCK:
@@ -450,8 +448,7 @@ def _staged_launch(knl, ops, cbuf, coff, M, N, K, nbatch, key, copied):
     copies if copied."""
     (abuf, aoff, lda, sa), (bbuf, boff, ldb, sb) = ops
     tm, tn, _, wm, wn = STAGED
-    consts = [v for i, x in enumerate((K, lda, ldb, N, sa, sb, M * N, aoff, boff, coff), 3)
-              for v in (i, struct.pack("i", x))]
+    consts = numbered("i", 3, (K, lda, ldb, N, sa, sb, M * N, aoff, boff, coff))
     nx, ny = tn // wn, tm // wm
     gsize, lsize = ((N // tn) * nx, (M // tm) * ny, nbatch), (nx, ny, 1)
     with LAUNCH_LOCK:

@@ -118,12 +118,9 @@ def conv2d_forward(x, w, b, out_shape, stride, padding, dilation):
     N, O, Ho, Wo = out_shape
     if N * O * Ho * Wo == 0:
         return _empty(out_shape, x.dtype)
-    if x.size and _winograd.wanted(x.dtype.num, x.shape[1], O, w.shape[2:], stride, dilation,
-                                   padding, (N,) + x.shape[2:]):
-        try:
-            return _winograd.forward(x, w, b, padding)
-        except MemoryError:     # its transformed tensors (4x the input and the output) don't fit
-            pass
+    out = _winograd.forward(x, w, b, stride, padding, dilation)
+    if out is not None:
+        return out
     if x.size and _conv.implicit() and _conv.fits(x, w, out_shape,
                                                  sides=(x.shape[2] + padding[0],
                                                         x.shape[3] + padding[1])):
@@ -143,13 +140,9 @@ def conv2d_grad_input(gout, w, input_shape, stride, padding, dilation):
     """The gradient of conv2d with respect to its input of shape input_shape."""
     N, C, H, W = input_shape
     O, _, kh, kw = w.shape
-    if N * C * H * W and gout.size and _winograd.wanted(
-            gout.dtype.num, O, C, (kh, kw), stride, dilation,
-            (2 - padding[0], 2 - padding[1]), (N,) + gout.shape[2:]):
-        try:
-            return _winograd.grad_input(gout, w, padding)
-        except MemoryError:     # (as in conv2d_forward)
-            pass
+    gin = _winograd.grad_input(gout, w, input_shape, stride, padding, dilation)
+    if gin is not None:
+        return gin
     if N * C * H * W and gout.size and _conv.implicit() and \
             _conv.fits(input_shape, w, gout, sides=(H + padding[0], W + padding[1])):
         return _conv.grad_input(gout, w, input_shape, stride, padding, dilation)

@@ -4,10 +4,9 @@ read or write with a stride; kernels/transpose.cl moves 32 x 32 tiles through lo
 both sides are coalesced (about 3.1-3.4 TB/s on an H200 at 4096^2 and 8192^2 float32 against
 well under half of that strided)."""
 
-import struct
-
 from carray.opencl import _cache
 from carray.opencl._launch import LAUNCH_LOCK, submit
+from carray.opencl._layout import numbered
 from carray.opencl._runtime import runtime
 from carray.opencl._types import CL_TYPES
 
@@ -66,9 +65,7 @@ def run(out_buf, in_buf, num, shape, strides, offs):
     knl = _cache.kernel(("transpose_copy", num), "transpose_copy",
                         lambda: _cache.render("transpose.cl", t=t), "long",
                         t in ("double", "double2"))
-    consts = []
-    for i, v in enumerate((R, C, offs[0], offs[1], osb, isb, strides[1][-1]), 2):
-        consts += [i, struct.pack("q", v)]
+    consts = numbered("q", 2, (R, C, offs[0], offs[1], osb, isb, strides[1][-1]))
     with LAUNCH_LOCK:
         submit(runtime().queue, knl, [0, out_buf, 1, in_buf], consts,
                (-(-C // 32) * 32, -(-R // 32) * 8, nb), (32, 8, 1))

@@ -13,16 +13,16 @@ convolution it can take on any device (how the tests run it on PoCL); unset: flo
 at least MIN_CHANNELS channels in and out."""
 
 import os
-import struct
 
 import carray
 from carray.opencl import _cache
 from carray.opencl._launch import LAUNCH_LOCK, submit
+from carray.opencl._layout import numbered
+from carray.opencl._matmul import INT_LIMIT
 from carray.opencl._runtime import runtime
 from carray.opencl._types import FLOAT32
 
 MIN_CHANNELS = 64       # measured to pay from 64 channels (H100); fewer: the implicit GEMM
-INT_LIMIT = 2**31 - 1
 GROUP = 64              # work items per group along the tiles
 
 
@@ -57,10 +57,6 @@ def _kernels(flip, bias):
                          lambda: _cache.render("winograd.cl", flip=int(flip), bias=int(bias)))
 
 
-def _ints(*values):
-    return [v for i, x in values for v in (i, struct.pack("i", x))]
-
-
 def _convolve(x, w, bias, flip, O, padding):
     """The 3x3 stride-1 correlation of x (N, C, H, W) with padding (ph, pw) and O filters: w's
     (O, C, 3, 3) as they are, or with flip w (C_w = O, O_w = C) turned and swapped; plus bias."""
@@ -79,33 +75,50 @@ def _convolve(x, w, bias, flip, O, padding):
     y = carray.empty((N, O, Ho, Wo), dtype="float32", device="gpu")
     wbuf, woff = w._cl()[:2]
     xbuf, xoff = x._cl()[:2]
-    q = runtime().queue
+    rt = runtime()
+    q, g = rt.queue, rt.max_group
+    t = min(GROUP, g)
     with LAUNCH_LOCK:
-        g = runtime().max_group
-        t = min(GROUP, g)
-        submit(q, k_weight, [0, U._cl()[0], 1, wbuf], _ints((2, O), (3, C), (4, woff)),
+        submit(q, k_weight, [0, U._cl()[0], 1, wbuf], numbered("i", 2, (O, C, woff)),
                (-(-(O * C) // g) * g,), (g,))
         submit(q, k_input, [0, V._cl()[0], 1, xbuf],
-               _ints((2, C), (3, H), (4, W), (5, TH), (6, TW), (7, ph), (8, pw), (9, P),
-                     (10, xoff)),
-               (-(-P // t) * t, C), (t, 1))
+               numbered("i", 2, (C, H, W, TH, TW, ph, pw, P, xoff)), (-(-P // t) * t, C), (t, 1))
     M = U @ V                                           # (16, O, P)
     bbuf, boff = bias._cl()[:2] if bias is not None else (M._cl()[0], 0)
-    t = min(GROUP, runtime().max_group)
     with LAUNCH_LOCK:
         submit(q, k_output, [0, y._cl()[0], 1, M._cl()[0], 2, bbuf],
-               _ints((3, O), (4, Ho), (5, Wo), (6, TH), (7, TW), (8, P), (9, boff)),
-               (-(-P // t) * t, O), (t, 1))
+               numbered("i", 3, (O, Ho, Wo, TH, TW, P, boff)), (-(-P // t) * t, O), (t, 1))
     return y
 
 
-def forward(x, w, b, padding):
-    """conv2d(x, w, b) with stride 1 and `padding` (x, w, b: contiguous float32 device arrays,
-    w of (O, C, 3, 3), b None or (O,); a shape wanted() accepted)."""
-    return _convolve(x, w, b, False, w.shape[0], padding)
+def _attempt(x, w, bias, flip, O, padding):
+    """_convolve, or None when its transformed tensors (about 4x the input and the output) do
+    not fit in device memory: the caller then takes the implicit GEMM."""
+    try:
+        return _convolve(x, w, bias, flip, O, padding)
+    except MemoryError:
+        return None
 
 
-def grad_input(gout, w, padding):
-    """The gradient of a 3x3 stride-1 conv2d (padding p <= 2) with respect to its input:
-    the correlation of gout, padded by 2 - p, with w turned by 180 degrees, channels swapped."""
-    return _convolve(gout, w, None, True, w.shape[1], (2 - padding[0], 2 - padding[1]))
+def forward(x, w, b, stride, padding, dilation):
+    """conv2d(x, w, b) by Winograd (x, w, b: contiguous device arrays of one float dtype, w of
+    (O, C, kh, kw), b None or (O,)), or None when wanted() declines it or it does not fit."""
+    N, C, H, W = x.shape
+    O = w.shape[0]
+    if x.size == 0 or not wanted(x.dtype.num, C, O, w.shape[2:], stride, dilation, padding,
+                                 (N, H, W)):
+        return None
+    return _attempt(x, w, b, False, O, padding)
+
+
+def grad_input(gout, w, input_shape, stride, padding, dilation):
+    """The gradient of conv2d with respect to its input of shape input_shape by Winograd (the
+    correlation of gout, padded by 2 - p, with w turned by 180 degrees, channels swapped), or
+    None when wanted() declines it or it does not fit."""
+    N, C = input_shape[:2]
+    O = w.shape[0]
+    pad = (2 - padding[0], 2 - padding[1])
+    if 0 in input_shape or gout.size == 0 or not wanted(
+            gout.dtype.num, O, C, w.shape[2:], stride, dilation, pad, (N,) + gout.shape[2:]):
+        return None
+    return _attempt(gout, w, None, True, C, pad)
