@@ -1,26 +1,45 @@
 """The device allocation every new device array makes, without a Python frame: Runtime.alloc is
 a PoolAlloc, which hands sizes the pool takes as they are (0 < nbytes <= the largest buffer)
 straight to the pool's allocate and everything else (an empty array, a size beyond the largest
-buffer, a failed allocation) to the Runtime's own checks and messages."""
+buffer, a failed allocation) to the Runtime's own checks and messages.
+
+The pool's allocator is deferred (a new buffer gets its device memory at its first use), so a
+block the pool has just made is handed to `fresh`, which makes the device back it at once, so
+that a shortage shows where memory is asked for (see Runtime.fault_in). A new block shows as a change
+in the pool's managed_bytes: one attribute read per allocation."""
 
 
 cdef class PoolAlloc:
-    """PoolAlloc(allocate, max_bytes, checked): a callable f(nbytes) -> buffer that returns
-    allocate(nbytes) when 0 < nbytes <= max_bytes and that succeeds, else checked(nbytes)
-    (which raises the errors)."""
+    """PoolAlloc(pool, max_bytes, checked, fresh): a callable f(nbytes) -> buffer that returns
+    pool.allocate(nbytes) when 0 < nbytes <= max_bytes and that succeeds (and, when the pool's
+    managed_bytes moved, i.e. it made a block, fresh(buffer) said the device backs it), else
+    checked(nbytes) (which frees held blocks and tries again, or raises)."""
     cdef object allocate
+    cdef object pool
     cdef object checked
+    cdef object fresh
     cdef Py_ssize_t max_bytes
+    cdef object managed
 
-    def __init__(self, allocate, Py_ssize_t max_bytes, checked):
-        self.allocate = allocate
+    def __init__(self, pool, Py_ssize_t max_bytes, checked, fresh):
+        self.pool = pool
+        self.allocate = pool.allocate
         self.max_bytes = max_bytes
         self.checked = checked
+        self.fresh = fresh
+        self.managed = pool.managed_bytes
 
     def __call__(self, Py_ssize_t nbytes):
         if 0 < nbytes <= self.max_bytes:
             try:
-                return self.allocate(nbytes)
+                buf = self.allocate(nbytes)
             except Exception:
-                pass            # (checked() tries again, after freeing held blocks, or raises)
+                return self.checked(nbytes)     # (tries again, after freeing held blocks)
+            managed = self.pool.managed_bytes
+            if managed == self.managed:
+                return buf                      # a block the pool held: backed already
+            self.managed = managed
+            if self.fresh(buf):
+                return buf
+            buf = None                          # (back to the pool, for checked to free)
         return self.checked(nbytes)

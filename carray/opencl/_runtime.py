@@ -11,9 +11,11 @@ or init_process_group picking one GPU per local rank). pyopencl is imported here
 import operator
 import os
 import threading
+import warnings
 
 from carray.opencl._alloc import PoolAlloc
 
+_ZERO_BYTE = b"\0"          # the pattern of the fill that backs a new buffer
 _runtime = None
 _runtime_lock = threading.Lock()
 
@@ -33,7 +35,13 @@ class Runtime:
         # measurable cost per launch on PoCL)
         self.queue = cl.CommandQueue(self.context, device,
                                      properties=cl.command_queue_properties.PROFILING_ENABLE)
-        self.pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(self.queue))
+        # a deferred allocator, with new blocks faulted in by fault_in: pyopencl's
+        # ImmediateAllocator faults them in with clEnqueueMigrateMemObjects, which crashes
+        # NVIDIA's driver (SIGSEGV in its worker thread) when other threads copy to or from the
+        # device meanwhile
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)    # "pools expect non-deferred ..."
+            self.pool = cl_tools.MemoryPool(cl_tools.DeferredAllocator(self.context))
         self.fp64 = "cl_khr_fp64" in device.extensions or device.double_fp_config != 0
         self.max_alloc = device.max_mem_alloc_size
         self.max_group = min(device.max_work_group_size, 256)
@@ -43,30 +51,48 @@ class Runtime:
         self.debug = int(os.environ.get("CARRAY_DEBUG", "0") or 0)
         # alloc without a Python frame per call: the pool's allocate for the sizes it takes as
         # they are, checked_alloc (below) for the rest
-        self.alloc = PoolAlloc(self.pool.allocate, self.max_alloc, self.checked_alloc)
+        self.alloc = PoolAlloc(self.pool, self.max_alloc, self.checked_alloc, self.fault_in)
 
     def __repr__(self):
         return (f"<carray OpenCL device {self.name!r} on {self.platform!r}, "
                 f"fp64={'yes' if self.fp64 else 'no'}>")
 
     def checked_alloc(self, nbytes):
-        """A pooled device buffer of at least nbytes (one byte for empty arrays): what
-        self.alloc(nbytes) returns (a _alloc.PoolAlloc, which calls this for an empty array, a
-        size beyond the largest buffer and a failed allocation).
+        """A pooled device buffer of at least nbytes (one byte for empty arrays), backed by
+        device memory: what self.alloc(nbytes) returns (a _alloc.PoolAlloc, which calls this
+        for an empty array, a size beyond the largest buffer and a failed allocation). Frees
+        the blocks the pool holds and tries again before giving up.
 
         Raises MemoryError naming the size when the device cannot hold it."""
         if nbytes > self.max_alloc:
             raise MemoryError(f"cannot allocate {nbytes} bytes on OpenCL device {self.name!r}: "
                               f"its largest buffer is {self.max_alloc} bytes")
-        try:
-            return self.pool.allocate(nbytes if nbytes > 0 else 1)
-        except self.cl.Error as e:
-            self.pool.free_held()
+        n = nbytes if nbytes > 0 else 1
+        for _attempt in range(2):      # the second after freeing held blocks
             try:
-                return self.pool.allocate(nbytes if nbytes > 0 else 1)
-            except self.cl.Error:
-                raise MemoryError(f"out of device memory allocating {nbytes} bytes on OpenCL "
-                                  f"device {self.name!r} ({e})") from None
+                buf = self.pool.allocate(n)
+                self._back(buf)
+                return buf
+            except self.cl.Error as e:
+                error = e
+                buf = None
+                self.pool.free_held()
+        raise MemoryError(f"out of device memory allocating {nbytes} bytes on OpenCL "
+                          f"device {self.name!r} ({error})")
+
+    def fault_in(self, buf):
+        """Whether the device now backs buf (a block the pool has just made) with memory:
+        False when it has none left (self.alloc then calls checked_alloc)."""
+        try:
+            self._back(buf)
+            return True
+        except self.cl.Error:
+            return False
+
+    def _back(self, buf):
+        # a 1-byte fill: the driver gives a buffer its memory at its first use, and reports a
+        # shortage there (MEM_OBJECT_ALLOCATION_FAILURE from the enqueue, not later)
+        self.cl.enqueue_fill_buffer(self.queue, buf, _ZERO_BYTE, 0, 1)
 
 
 def _nv_compute_capability(cl, device):
