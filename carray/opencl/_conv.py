@@ -23,6 +23,7 @@ import struct
 import carray
 from carray.opencl import _cache, _matmul, _reduce
 from carray.opencl._launch import LAUNCH_LOCK, submit
+from carray.opencl._layout import INT_LIMIT
 from carray.opencl._runtime import runtime
 from carray.opencl._types import CL_TYPES, FLOAT64
 
@@ -37,7 +38,6 @@ GPU_TILE_BIG = (128, 128, 16, 8, 8)
 GPU_TILE_64 = (64, 128, 8, 8, 8)       # BK 8: 6-12% faster than 16 on an H100 at M = 64
 GPU_TILE_32 = (32, 128, 16, 8, 8)
 CPU_TILE = (64, 64, 16, 8, 8)
-INT_LIMIT = 2**31 - 1
 SIDE_LIMIT = 2**27
 SPLIT_MIN_K = 256      # the shortest K slice of grad_weight worth its own work group
 SPLIT_MAX = 256

@@ -22,7 +22,7 @@ import os
 import carray
 from carray.opencl import _cache, _reduce, _transpose
 from carray.opencl._launch import LAUNCH_LOCK, submit
-from carray.opencl._layout import numbered
+from carray.opencl._layout import INT_LIMIT, numbered
 from carray.opencl._runtime import runtime
 from carray.opencl._types import BOOL, CL_TYPES, FLOAT32, FLOAT64, INT32
 
@@ -64,7 +64,6 @@ FAST_TILES = ((128, 128, 8, 8, 8), (64, 128, 8, 8, 8), (64, 64, 8, 8, 8))   # la
 # TFLOP/s), not meant for smaller grids (half the work items per tile). CPU devices keep 8 x 8.
 WIDE_TILE = (128, 128, 8, 8, 16)
 BIG_GRID = 4
-INT_LIMIT = 2**31 - 1
 
 
 def _fast_config(M, N, K, nbatch):

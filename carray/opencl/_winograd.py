@@ -17,8 +17,7 @@ import os
 import carray
 from carray.opencl import _cache
 from carray.opencl._launch import LAUNCH_LOCK, submit
-from carray.opencl._layout import numbered
-from carray.opencl._matmul import INT_LIMIT
+from carray.opencl._layout import INT_LIMIT, numbered
 from carray.opencl._runtime import runtime
 from carray.opencl._types import FLOAT32
 
