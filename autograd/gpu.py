@@ -187,7 +187,7 @@ def empty_cache():
     """Give the pool's cached free blocks back to the driver (live arrays keep theirs).
     Nothing happens when no OpenCL device is available."""
     if is_available() and _runtime_made():
-        _runtime().pool.free_held()
+        _runtime().free_held()
 
 
 class device:

@@ -6,7 +6,9 @@ buffer, a failed allocation) to the Runtime's own checks and messages.
 The pool's allocator is deferred (a new buffer gets its device memory at its first use), so a
 block the pool has just made is handed to `fresh`, which makes the device back it at once, so
 that a shortage shows where memory is asked for (see Runtime.fault_in). A new block shows as a change
-in the pool's managed_bytes: one attribute read per allocation."""
+in the pool's managed_bytes: one attribute read per allocation. Freeing held blocks lowers it,
+so whoever frees them calls sync() (Runtime.free_held does), lest a new block of the same size
+leave it where it was."""
 
 
 cdef class PoolAlloc:
@@ -28,6 +30,10 @@ cdef class PoolAlloc:
         self.checked = checked
         self.fresh = fresh
         self.managed = pool.managed_bytes
+
+    def sync(self):
+        """Take the pool's managed_bytes as it is now (after blocks were freed)."""
+        self.managed = self.pool.managed_bytes
 
     def __call__(self, Py_ssize_t nbytes):
         if 0 < nbytes <= self.max_bytes:

@@ -76,9 +76,14 @@ class Runtime:
             except self.cl.Error as e:
                 error = e
                 buf = None
-                self.pool.free_held()
+                self.free_held()
         raise MemoryError(f"out of device memory allocating {nbytes} bytes on OpenCL "
                           f"device {self.name!r} ({error})")
+
+    def free_held(self):
+        """Give the blocks the pool holds (free ones, kept for reuse) back to the driver."""
+        self.pool.free_held()
+        self.alloc.sync()
 
     def fault_in(self, buf):
         """Whether the device now backs buf (a block the pool has just made) with memory:

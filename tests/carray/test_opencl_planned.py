@@ -288,6 +288,33 @@ def test_new_device_buffers_are_backed_at_allocation_and_a_shortage_frees_held_b
         cl.enqueue_fill_buffer, rt.pool = real_fill, real_pool
 
 
+def test_a_new_block_after_freeing_held_ones_is_backed_too():
+    """Freeing held blocks lowers the pool's managed_bytes; a new block of the freed size brings
+    it back to where it was, and is still backed at once (Runtime.free_held re-reads it)."""
+    rt = ca.opencl.runtime()
+    cl = rt.cl
+    real_fill = cl.enqueue_fill_buffer
+    fills = []
+
+    def fill(queue, buf, pattern, offset, size):
+        fills.append(size)
+        return real_fill(queue, buf, pattern, offset, size)
+    n = 4 * 1000 * 1000 + 4 * 613
+    rt.free_held()
+    try:
+        cl.enqueue_fill_buffer = fill
+        a = ca.empty((n // 4,), dtype="float32", device="gpu")
+        del a                           # its block is held for reuse
+        b = ca.empty((n // 4,), dtype="float32", device="gpu")
+        assert len(fills) == 1          # the held block again: backed already
+        del b
+        rt.free_held()
+        ca.full((n // 4,), 1.0, dtype="float32", device="gpu")
+        assert len(fills) == 2
+    finally:
+        cl.enqueue_fill_buffer = real_fill
+
+
 def test_allocations_while_other_threads_copy_do_not_crash_the_driver(tmp_path):
     """Threads making new device buffers while others copy to and from the device: the pool's
     immediate allocator (clEnqueueMigrateMemObjects) crashed NVIDIA's driver in 14% of such
