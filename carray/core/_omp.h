@@ -42,15 +42,23 @@ static int carray__busy = 0;                 /* threads in carray's parallel reg
 
 #ifdef _OPENMP
 #include <omp.h>
+/* set_num_threads' count, for every calling thread (0: OpenMP's default). OpenMP keeps the count
+   omp_set_num_threads sets per thread: a count set from one Python thread left every other
+   thread on all the cores. */
+static int carray__nthreads = 0;
 static int carray_max_threads(void) {
-    int n = omp_get_max_threads();
+    int n = carray__nthreads > 0 ? carray__nthreads : omp_get_max_threads();
     if (carray__forked)
         return 1;
     if (n > 1 && carray__serial_until > 0.0 && carray__now() < carray__serial_until)
         return 1;
     return n;
 }
-static void carray_set_threads(int n) { omp_set_num_threads(n); carray__serial_until = 0.0; }
+static void carray_set_threads(int n) {
+    carray__nthreads = n;
+    omp_set_num_threads(n);
+    carray__serial_until = 0.0;
+}
 #else
 static int carray_max_threads(void) { return 1; }
 static void carray_set_threads(int n) { (void)n; }

@@ -49,6 +49,24 @@ def test_two_callers_never_hold_more_than_the_cores_plus_one():
         ca.set_num_threads(old)
 
 
+def test_the_thread_count_holds_for_every_calling_thread():
+    """set_num_threads is process-wide, as torch.set_num_threads is: OpenMP keeps the count
+    omp_set_num_threads sets per thread, and a count set from one Python thread left the others
+    on every core (the test above saw 16-thread regions with the count set to 2 on a 16-core
+    machine)."""
+    old = ca.get_num_threads()
+    try:
+        for n in (1, 2, 3):
+            ca.set_num_threads(n)
+            seen = []
+            t = threading.Thread(target=lambda: seen.append(ca.get_num_threads()))
+            t.start()
+            t.join()
+            assert seen == [n]
+    finally:
+        ca.set_num_threads(old)
+
+
 def test_overlapping_callers_do_not_switch_each_other_to_one_thread():
     """A region whose worker never started is judged late (one thread for a while), unless
     another caller's region ran inside it: then the delay is carray's own sharing, not
