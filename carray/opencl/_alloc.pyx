@@ -4,11 +4,11 @@ straight to the pool's allocate and everything else (an empty array, a size beyo
 buffer, a failed allocation) to the Runtime's own checks and messages.
 
 The pool's allocator is deferred (a new buffer gets its device memory at its first use), so a
-block the pool has just made is handed to `fresh`, which makes the device back it at once, so
-that a shortage shows where memory is asked for (see Runtime.fault_in). A new block shows as a change
-in the pool's managed_bytes: one attribute read per allocation. Freeing held blocks lowers it,
-so whoever frees them calls sync() (Runtime.free_held does), lest a new block of the same size
-leave it where it was."""
+block the pool has just made is handed to `fresh`, which makes the device back it at once: a
+shortage then shows where memory is asked for (see Runtime.fault_in). A new block shows as a
+change in the pool's managed_bytes, one attribute read per allocation. Freeing held blocks
+lowers it, so whoever frees them calls sync() (Runtime.free_held does), lest a new block of the
+freed size bring it back to where it was."""
 
 
 cdef class PoolAlloc:
