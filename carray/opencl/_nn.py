@@ -36,39 +36,49 @@ def _scatter_kernel(t):
                          "long")
 
 
-_bad = None            # the device flag kernels set for a bad index (the value says which kernel)
-_bad_pending = {}      # flag value -> its IndexError message, for calls not checked yet
 BAD_POOL_INDEX, BAD_TARGET = 1, 2
-_bad_lock = threading.Lock()
+# Per calling thread: the device flag its kernels set for a bad index (the value says which
+# kernel) and {flag value: IndexError message} for its calls not checked yet. Per thread, so
+# that a bad index is reported by the thread that passed it, at its own next read (one shared
+# flag let another thread's read raise it, or clear it unreported).
+_checks = threading.local()
 
 
 def _bad_flag():
-    global _bad
-    if _bad is None:
-        with _bad_lock:     # one flag: a kernel writing to a replaced one would lose its error
-            if _bad is None:
-                _bad = carray.zeros((1,), dtype="int32", device="gpu")
-    return _bad
+    """The calling thread's flag (a device int32[1], made on first use)."""
+    flag = getattr(_checks, "flag", None)
+    if flag is None:
+        flag = _checks.flag = carray.zeros((1,), dtype="int32", device="gpu")
+    return flag
+
+
+def _pending():
+    pending = getattr(_checks, "pending", None)
+    if pending is None:
+        pending = _checks.pending = {}
+    return pending
 
 
 def _expect_check(code, message):
-    """Note that a kernel just queued sets the flag to `code` on a bad index: the next read from
-    the device then raises IndexError(message)."""
-    _bad_pending[code] = message
+    """Note that a kernel just queued sets the calling thread's flag to `code` on a bad index:
+    its next read from the device then raises IndexError(message)."""
+    _pending()[code] = message
 
 
 def read_flag_with_next_read():
-    """When kernels' index checks are pending: queue a read of the flag into a host array, so
-    the blocking read the caller queues next returns with it (one wait for both); else None."""
-    if not _bad_pending:
+    """When the calling thread's kernels have index checks pending: queue a read of its flag
+    into a host array, so the blocking read the caller queues next returns with it (one wait
+    for both); else None."""
+    if not getattr(_checks, "pending", None):
         return None
+    flag = _bad_flag()
     host = carray.empty((1,), dtype="int32")
     rt = runtime()
     # the event is kept (with host) until check_pending: pyopencl may wait when it is dropped
     obs = _profiling.observer
     t0 = time.perf_counter_ns() if obs is not None else 0
-    event = rt.cl.enqueue_copy(rt.queue, memoryview(host).cast("B"), _bad._cl()[0],
-                               src_offset=_bad._cl()[1] * 4, is_blocking=False)
+    event = rt.cl.enqueue_copy(rt.queue, memoryview(host).cast("B"), flag._cl()[0],
+                               src_offset=flag._cl()[1] * 4, is_blocking=False)
     if obs is not None:
         obs.copy("DtoH", 4, event, False, t0)
     return host, event
@@ -78,15 +88,16 @@ def check_pending(flag):
     """Raise the IndexError of a kernel that found a bad index (a max_pool2d_grad index outside
     its plane, a cross-entropy target outside its classes), when one ran before the flag was
     read (flag: read_flag_with_next_read's result, after the caller's blocking read). The
-    kernels check on the device and the verdict comes back with the next host read, rather
-    than waiting for the queue on every call."""
+    kernels check on the device and the verdict comes back with the calling thread's next host
+    read, rather than waiting for the queue on every call."""
     if flag is None:
         return
-    messages = dict(_bad_pending)
-    _bad_pending.clear()
+    pending = _pending()
+    messages = dict(pending)
+    pending.clear()
     code = flag[0].tolist()[0]
     if code:
-        _bad.fill(0)
+        _bad_flag().fill(0)
         raise IndexError(messages.get(code, "an index is out of bounds") + " (found on the "
                          "device; reported at the next read from it)")
 

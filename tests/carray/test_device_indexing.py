@@ -92,6 +92,42 @@ def test_gather_out_of_range_raises_at_the_next_read(device, it):
                                   np.arange(12, dtype=np.float32).reshape(4, 3)[[3, -4]])
 
 
+def test_a_bad_index_is_reported_to_the_thread_that_passed_it(device):
+    """Each calling thread has its own flag: another thread's reads neither raise this thread's
+    IndexError nor clear it (one shared flag did both), and this thread's next read raises."""
+    import threading
+    _gpu_only(device)
+    a = on(np.arange(12, dtype=np.float32).reshape(4, 3), device)
+    queued, read, results = threading.Event(), threading.Event(), {}
+
+    def bad_caller():
+        got = a[on(np.array([1, 4]), device)]           # queued: the error waits for a read
+        queued.set()
+        read.wait()
+        try:
+            got.to("cpu")
+            results["bad"] = "no error"
+        except IndexError as e:
+            results["bad"] = str(e)
+
+    def reader():
+        queued.wait()
+        try:
+            for _ in range(3):
+                results.setdefault("reader", []).append(float(a.sum().to("cpu")))
+        except IndexError as e:
+            results["reader"] = repr(e)
+        read.set()
+    threads = [threading.Thread(target=bad_caller), threading.Thread(target=reader)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results["reader"] == [66.0, 66.0, 66.0]
+    assert "out of bounds" in results["bad"] and "next read" in results["bad"]
+    assert float(a[on(np.array([3]), device)].sum().to("cpu")) == 9 + 10 + 11
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "bool"])
 @pytest.mark.parametrize("it", INDEX_DTYPES)
 def test_add_at_matches_numpy(device, dtype, it):
