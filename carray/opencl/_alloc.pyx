@@ -25,7 +25,7 @@ cdef class PoolAlloc:
 
     def __init__(self, pool, Py_ssize_t max_bytes, checked, fresh):
         self.pool = pool
-        self.allocate = pool.allocate
+        self.allocate = pool.allocate          # (bound once: every device array calls it)
         self.max_bytes = max_bytes
         self.checked = checked
         self.fresh = fresh

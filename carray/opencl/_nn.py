@@ -37,39 +37,39 @@ def _scatter_kernel(t):
 
 
 BAD_POOL_INDEX, BAD_TARGET = 1, 2
-# Per calling thread: the device flag its kernels set for a bad index (the value says which
-# kernel) and {flag value: IndexError message} for its calls not checked yet. Per thread, so
-# that a bad index is reported by the thread that passed it, at its own next read (one shared
-# flag let another thread's read raise it, or clear it unreported).
-_checks = threading.local()
+class _Checks(threading.local):
+    """Per calling thread: the device flag its kernels set for a bad index (the value says which
+    kernel; made on first use) and {flag value: IndexError message} for its calls not checked
+    yet. Per thread, so that a bad index is reported by the thread that passed it, at its own
+    next read (one shared flag let another thread's read raise it, or clear it unreported)."""
+
+    flag = None
+
+    def __init__(self):
+        self.pending = {}
+
+
+_checks = _Checks()
 
 
 def _bad_flag():
-    """The calling thread's flag (a device int32[1], made on first use)."""
-    flag = getattr(_checks, "flag", None)
-    if flag is None:
-        flag = _checks.flag = carray.zeros((1,), dtype="int32", device="gpu")
-    return flag
-
-
-def _pending():
-    pending = getattr(_checks, "pending", None)
-    if pending is None:
-        pending = _checks.pending = {}
-    return pending
+    """The calling thread's flag (a device int32[1])."""
+    if _checks.flag is None:
+        _checks.flag = carray.zeros((1,), dtype="int32", device="gpu")
+    return _checks.flag
 
 
 def _expect_check(code, message):
     """Note that a kernel just queued sets the calling thread's flag to `code` on a bad index:
     its next read from the device then raises IndexError(message)."""
-    _pending()[code] = message
+    _checks.pending[code] = message
 
 
 def read_flag_with_next_read():
     """When the calling thread's kernels have index checks pending: queue a read of its flag
     into a host array, so the blocking read the caller queues next returns with it (one wait
     for both); else None."""
-    if not getattr(_checks, "pending", None):
+    if not _checks.pending:
         return None
     flag = _bad_flag()
     host = carray.empty((1,), dtype="int32")
@@ -92,9 +92,8 @@ def check_pending(flag):
     read, rather than waiting for the queue on every call."""
     if flag is None:
         return
-    pending = _pending()
-    messages = dict(pending)
-    pending.clear()
+    messages = dict(_checks.pending)
+    _checks.pending.clear()
     code = flag[0].tolist()[0]
     if code:
         _bad_flag().fill(0)

@@ -11,10 +11,14 @@
   device); `on(x, device)` puts an array there; `to_numpy` reads device arrays back through
   .to("cpu"); `gpu_examples(n)` caps a hypothesis test's examples on "gpu" (PoCL compiles each
   new kernel specialisation once per process).
+- `run_fresh(tmp_path, text, args, attempts)`: a script run in fresh interpreters (carray not
+  yet imported, no runtime yet), asserting it exits 0 printing "OK" on every attempt.
 """
 
 import functools
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -75,6 +79,23 @@ def random_values(dtype, shape, seed, special=False):
 # ---------------------------------------------------------------------------------------------
 
 _HAVE_GPU = []
+
+
+def run_fresh(tmp_path, text, args=(), attempts=1):
+    """Run the script `text` with `args` in a fresh interpreter `attempts` times (this checkout's
+    carray first on its path); each run must exit 0 and print "OK" (else the assertion shows
+    its output)."""
+    script = tmp_path / "script.py"
+    script.write_text(text)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(ca.__file__)))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    for attempt in range(attempts):
+        proc = subprocess.run([sys.executable, str(script), *map(str, args)],
+                              capture_output=True, text=True, timeout=300, env=env,
+                              cwd=str(tmp_path))
+        assert proc.returncode == 0 and proc.stdout.strip() == "OK", \
+            f"attempt {attempt}, return code {proc.returncode}:\n{proc.stdout[-3000:]}\n" \
+            f"{proc.stderr[-3000:]}"
 
 
 def have_gpu():

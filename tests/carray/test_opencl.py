@@ -14,6 +14,7 @@ from carray import nn
 from carray.ops._optable import DTypeRule, Kind
 
 from _opcases import COMPARISONS, FLOAT_INPUT_UNARY, PREDICATES, table_names
+from conftest import run_fresh
 
 try:
     ca.opencl
@@ -462,18 +463,7 @@ def test_first_device_use_from_several_threads(tmp_path, n_threads):
     """Threads that all make the first device array at once share one runtime (an unlocked lazy
     runtime gave 3 of 4 threads INVALID_CONTEXT); run in a fresh interpreter, where the runtime
     does not exist yet."""
-    import os
-    import subprocess
-    script = tmp_path / "first_use.py"
-    script.write_text(FIRST_USE_SCRIPT)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(ca.__file__)))
-    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    for attempt in range(3):            # the race needs the threads to meet: try a few times
-        proc = subprocess.run([sys.executable, str(script), str(n_threads)], capture_output=True,
-                              text=True, timeout=300, env=env, cwd=str(tmp_path))
-        assert proc.returncode == 0 and proc.stdout.strip() == "OK", \
-            f"attempt {attempt}, return code {proc.returncode}:\n{proc.stdout[-3000:]}\n" \
-            f"{proc.stderr[-3000:]}"
+    run_fresh(tmp_path, FIRST_USE_SCRIPT, (n_threads,), attempts=3)  # (the threads must meet)
 
 
 def test_threads_launching_one_cached_kernel_keep_their_own_arguments():

@@ -4,7 +4,6 @@ layouts), kernels are shared by plans of other layouts and by threads, and the l
 carray.opencl._launch (every MARK_EVERY-th launch with an event, all of them under a profiler)
 still holds. Results are compared with NumPy."""
 
-import sys
 import threading
 
 import numpy as np
@@ -12,7 +11,7 @@ import pytest
 
 import carray as ca
 
-from conftest import have_gpu
+from conftest import have_gpu, run_fresh
 
 pytestmark = pytest.mark.skipif(not have_gpu(), reason="no OpenCL device")
 
@@ -319,18 +318,7 @@ def test_allocations_while_other_threads_copy_do_not_crash_the_driver(tmp_path):
     """Threads making new device buffers while others copy to and from the device: the pool's
     immediate allocator (clEnqueueMigrateMemObjects) crashed NVIDIA's driver in 14% of such
     runs; a fresh interpreter each time, so the pool starts empty."""
-    import os
-    import subprocess
-    script = tmp_path / "copies.py"
-    script.write_text(THREADED_COPIES_SCRIPT)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(ca.__file__)))
-    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    for attempt in range(4):
-        proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                              timeout=300, env=env, cwd=str(tmp_path))
-        assert proc.returncode == 0 and proc.stdout.strip() == "OK", \
-            f"attempt {attempt}, return code {proc.returncode}:\n{proc.stdout[-3000:]}\n" \
-            f"{proc.stderr[-3000:]}"
+    run_fresh(tmp_path, THREADED_COPIES_SCRIPT, attempts=4)
 
 
 THREADED_COPIES_SCRIPT = r'''
