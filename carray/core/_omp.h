@@ -118,6 +118,10 @@ static int carray_busy_threads(void) { return __atomic_load_n(&carray__busy, __A
    doing both callers' work, on 16 cores). */
 static int carray__overlaps = 0;
 static int carray__tracked_overlaps = 0;
+/* Regions judged so far, and those of them with a worker that never reported (for tests: a region
+   whose loop does not call carray_thread_seen is judged late whenever it lasts over CARRAY_LATE) */
+static long carray__judged = 0;
+static long carray__unreported = 0;
 
 /* Call before a parallel region: returns its start time (-1 when another region is running, so
    that its lateness is not judged). */
@@ -152,6 +156,8 @@ static void carray_region_exit(double start, int nthreads) {
             lag = carray__seen[t] - start;
             if (lag > late) late = lag;
         }
+        carray__judged++;
+        carray__unreported += missing;
         if (late > CARRAY_LATE || (missing && end - start > CARRAY_LATE)) {
             carray__serial_until = end + carray__backoff;
             if (carray__backoff < 1.0) carray__backoff *= 2;
@@ -163,4 +169,11 @@ static void carray_region_exit(double start, int nthreads) {
     __atomic_sub_fetch(&carray__regions, 1, __ATOMIC_SEQ_CST);
     __atomic_sub_fetch(&carray__busy, nthreads, __ATOMIC_SEQ_CST);
 }
+
+/* carray__judged and carray__unreported (see above). */
+static void carray_region_reports(long* judged, long* unreported) {
+    *judged = carray__judged;
+    *unreported = carray__unreported;
+}
+
 #endif

@@ -26,6 +26,7 @@ cdef extern from "_omp.h" nogil:
     double carray_region_enter(int nthreads)
     void carray_thread_seen(int tid)
     void carray_region_exit(double start, int nthreads)
+    void carray_region_reports(long* judged, long* unreported)
     int carray_omp_init()
     int carray_forked()
 
@@ -62,6 +63,16 @@ def get_num_threads():
 def _busy_threads():
     """Threads that carray's parallel regions hold right now, across all calling threads."""
     return carray_busy_threads()
+
+
+def _region_reports():
+    """For tests of the contention back-off (_omp.h): (regions judged for lateness so far, those
+    of them in which a worker thread never reported its start). A parallel region whose loop
+    does not report (thread_seen) counts in the second, and is judged late whenever it lasts
+    over a millisecond."""
+    cdef long judged, unreported
+    carray_region_reports(&judged, &unreported)
+    return judged, unreported
 
 
 def _threads_beside(sizes):

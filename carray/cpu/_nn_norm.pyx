@@ -11,13 +11,13 @@ done by column blocks in parallel (each thread owns its columns: no atomics, no 
 Each entry point re-checks the shapes it indexes with before it releases the GIL.
 """
 
-from cython.parallel cimport prange
+from cython.parallel cimport prange, threadid
 from libc.math cimport INFINITY, exp, log
 from libc.stdlib cimport free, malloc
 
 from carray.core._array cimport Array, new_array
 from carray.core._dtype cimport FLOAT32, FLOAT64
-from carray.core._strided cimport max_threads, region_enter, region_exit
+from carray.core._strided cimport max_threads, region_enter, region_exit, thread_seen
 
 cdef extern from "math.h" nogil:
     float logf(float)
@@ -210,6 +210,7 @@ cdef void _softmax_all(const real* x, real* y, Py_ssize_t outer, Py_ssize_t n, P
     cdef Py_ssize_t r, o, i
     cdef double start = region_enter(nt)
     for r in prange(outer * inner, schedule="static", num_threads=nt):
+        thread_seen(threadid())
         o = r // inner
         i = r - o * inner
         _softmax_row(x + o * n * inner + i, y + o * n * inner + i, n, inner, lg, masked)
@@ -221,6 +222,7 @@ cdef void _softmax_grad_all(const real* y, const real* g, real* gx, Py_ssize_t o
     cdef Py_ssize_t r, o, i, base
     cdef double start = region_enter(nt)
     for r in prange(outer * inner, schedule="static", num_threads=nt):
+        thread_seen(threadid())
         o = r // inner
         i = r - o * inner
         base = o * n * inner + i
@@ -310,6 +312,7 @@ cdef void _norm_all(const real* x, real* y, const real* w, const real* b, Py_ssi
     cdef Py_ssize_t i
     cdef double start = region_enter(nt)
     for i in prange(rows, schedule="static", num_threads=nt):
+        thread_seen(threadid())
         _norm_row(x + i * n, y + i * n, w, b, n, eps, center, mean + i, rstd + i)
     region_exit(start, nt)
 
@@ -353,17 +356,24 @@ cdef void _norm_grad_all(const real* g, const real* x, const real* mean, const r
                          const real* w, real* gx, double* acc_w, double* acc_b, Py_ssize_t rows,
                          Py_ssize_t n, bint center, int nt) noexcept nogil:
     cdef Py_ssize_t i, blk, nblk = (n + COL_BLOCK - 1) // COL_BLOCK
-    cdef double start = region_enter(nt)
+    # (two regions: the column blocks may be fewer than the threads, and a thread with no block
+    # would never report its start)
+    cdef int ntc = nt if nt < nblk else <int>nblk
+    cdef double start
     if gx != NULL:
+        start = region_enter(nt)
         for i in prange(rows, schedule="static", num_threads=nt):
+            thread_seen(threadid())
             _norm_grad_row(g + i * n, x + i * n, mean[i] if center else 0, rstd[i], w,
                            gx + i * n, n, center)
+        region_exit(start, nt)
     if acc_w != NULL or acc_b != NULL:
-        for blk in prange(nblk, schedule="static",
-                          num_threads=nt if nblk > 1 else 1):
+        start = region_enter(ntc)
+        for blk in prange(nblk, schedule="static", num_threads=ntc):
+            thread_seen(threadid())
             _norm_grad_cols(g, x, mean if center else NULL, rstd, acc_w, acc_b, rows, n,
                             blk * COL_BLOCK, min(n, (blk + 1) * COL_BLOCK))
-    region_exit(start, nt)
+        region_exit(start, ntc)
 
 
 cdef tuple _norm(Array x, Py_ssize_t rows, Py_ssize_t n, object w, object b, double eps,
@@ -494,6 +504,7 @@ cdef void _gelu_all(const real* g, const real* x, real* y, Py_ssize_t n, int nt)
         return
     start = region_enter(nt)
     for c in prange(chunks, schedule="static", num_threads=nt):
+        thread_seen(threadid())
         lo = c * GELU_CHUNK
         hi = lo + GELU_CHUNK if lo + GELU_CHUNK < n else n
         _gelu_chunk(g, x, y, lo, hi)
