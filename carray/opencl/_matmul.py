@@ -15,7 +15,9 @@ memory, three in flight. It reads A k-major (stored K x M) and B row-major (stor
 operand stored the other way is first copied transposed (_transpose's tiled copy) when the copy
 costs little beside the product. CARRAY_OPENCL_GEMM_STAGED=0 turns it off; =1 sends every
 tile-aligned float32 product through it, on any device (plain copies where cp.async is missing:
-how the tests run it on PoCL)."""
+how the tests run it on PoCL). When its tiles are not a whole number of waves of resident work
+groups, the last wave's tiles are shared out by k steps between one wave of groups (stream-K:
+see matmul_staged.cl and _stream_k); CARRAY_OPENCL_GEMM_STREAMK=0 turns that off."""
 
 import os
 
@@ -163,6 +165,35 @@ STAGES = 3                          # slices in flight (3 x 16 KB of local memor
 STAGED_COPY_COST = 0.08
 
 
+# work groups resident per compute unit: gemm's 256 work items of 127 registers and 48 KB of
+# local memory (2 on an H100: 65,536 registers), gemm_sk's (more registers: 1)
+STAGED_PER_CU = 2
+SK_PER_CU = 1
+
+
+def _wave():
+    """gemm's work groups the device runs at once."""
+    return STAGED_PER_CU * runtime().device.max_compute_units
+
+
+def _sk_groups():
+    """gemm_sk's work groups the device runs at once."""
+    return SK_PER_CU * runtime().device.max_compute_units
+
+
+def _stream_k(tiles, KT):
+    """(dp, sk) for a staged product of `tiles` tiles of KT k steps: the tiles gemm takes whole
+    (one work group each), and the gemm_sk groups that share out the rest by k steps (0: none).
+    gemm runs whole waves; a part-empty last wave took as long as a full one (8192^3 on an
+    H100: 15.5 waves as long as 16), so its tiles go to one wave of gemm_sk groups (no more
+    groups than steps). Under one wave of tiles, or a whole number: all gemm."""
+    dp = tiles - tiles % _wave()
+    if dp == 0 or dp == tiles or tiles * KT >= INT_LIMIT or \
+            os.environ.get("CARRAY_OPENCL_GEMM_STREAMK") == "0":
+        return tiles, 0
+    return dp, min(_sk_groups(), (tiles - dp) * KT)
+
+
 def _staged_mode():
     """"async" (cp.async), "plain" (forced on a device without it), or None: off."""
     env = os.environ.get("CARRAY_OPENCL_GEMM_STAGED")
@@ -240,11 +271,16 @@ def _staged_kernel(mode):
 
 
 def _build_staged(mode):
+    """(gemm, gemm_sk, gemm_fixup) of matmul_staged.cl for mode."""
+    return _cache.kernel(("gemm_staged", mode, STAGED, STAGES), ("gemm", "gemm_sk", "gemm_fixup"),
+                         lambda: _staged_source(mode))
+
+
+def _staged_source(mode):
     tm, tn, bk, _, wn = STAGED
-    return _cache.kernel(("gemm_staged", mode, STAGED, STAGES), "gemm",
-                         lambda: _cache.render("matmul_staged.cl", tm=tm, tn=tn, bk=bk, wn=wn,
-                                               stages=STAGES, wait=STAGES - 2,
-                                               async_=int(mode == "async")))
+    return _cache.render("matmul_staged.cl", tm=tm, tn=tn, bk=bk, wn=wn, stages=STAGES,
+                         async_=int(mode == "async"),
+                         steps=_cache.render("matmul_staged_steps.cl", wait=STAGES - 2))
 
 
 TINY = (16, 16, 16, 1, 1)
@@ -293,12 +329,13 @@ def _split_fast(M, N, K, fast):
 class _Plan:
     """What a repeated product (or convolution, _conv.py) of one layout reuses: the kernel, its
     by-value arguments, the global and local sizes, and the split-K partials' shape (or None)."""
-    __slots__ = ("knl", "consts", "gsize", "lsize", "part_shape", "staged")
+    __slots__ = ("knl", "consts", "gsize", "lsize", "part_shape", "staged", "launches")
 
-    def __init__(self, knl, consts, gsize, lsize, part_shape, staged=None):
+    def __init__(self, knl, consts, gsize, lsize, part_shape, staged=None, launches=None):
         self.knl, self.consts, self.gsize, self.lsize = knl, consts, gsize, lsize
         self.part_shape = part_shape
         self.staged = staged        # (M, N, K, nbatch): a staged product whose operands are copied
+        self.launches = launches    # a staged product's launches (_staged_launch)
 
 
 _plans = _cache.PlanCache()     # (type, layouts of a, b and c, a1, b1, batch) -> _Plan
@@ -331,6 +368,9 @@ def matmul(a, b, c, a1, b1, batch):
         else:
             pa, pb = _batched(A, batch, nbatch, M, K), _batched(B, batch, nbatch, K, N)
         (abuf, *_), (bbuf, *_) = _staged_operands(A, B, M, N, K, batch, nbatch, pa, pb)
+    if plan.launches is not None:
+        _run_staged(plan.launches, cbuf, abuf, bbuf)
+        return c
     if plan.part_shape is not None:
         part = carray.empty(plan.part_shape, dtype=c.dtype, device="gpu")
         cbuf = part._cl()[0]
@@ -441,17 +481,45 @@ def _matmul_planned(a, b, c, a1, b1, batch, key):
     return c
 
 
-def _staged_launch(knl, ops, cbuf, coff, M, N, K, nbatch, key, copied):
-    """Launch the staged kernel knl on _staged_operands' answer `ops` into C (cbuf from coff,
-    rows of N, batch step M N); keep a plan under key (when not None), which redoes the operand
-    copies if copied."""
+def _staged_launch(kernels, ops, cbuf, coff, M, N, K, nbatch, key, copied):
+    """Launch the staged kernels on _staged_operands' answer `ops` into C (cbuf from coff, rows
+    of N, batch step M N): gemm over whole waves of tiles, gemm_sk and gemm_fixup over the rest
+    (_stream_k); keep a plan under key (when not None), which redoes the operand copies if
+    copied."""
     (abuf, aoff, lda, sa), (bbuf, boff, ldb, sb) = ops
-    tm, tn, _, wm, wn = STAGED
-    consts = numbered("i", 3, (K, lda, ldb, N, sa, sb, M * N, aoff, boff, coff))
+    gemm, gemm_sk, fixup = kernels
+    tm, tn, bk, wm, wn = STAGED
+    tiles_n = N // tn
+    tiles_mn = (M // tm) * tiles_n
+    tiles = tiles_mn * nbatch
+    dp, sk = _stream_k(tiles, K // bk)
+    ints = numbered("i", 3, (K, lda, ldb, N, sa, sb, M * N, aoff, boff, coff, tiles_n, tiles_mn))
     nx, ny = tn // wn, tm // wm
-    gsize, lsize = ((N // tn) * nx, (M // tm) * ny, nbatch), (nx, ny, 1)
-    with LAUNCH_LOCK:
-        submit(runtime().queue, knl, [0, cbuf, 1, abuf, 2, bbuf], consts, gsize, lsize)
+    # (kernel, by-value arguments, work groups, (argument index, buffer) pairs: "C", "A", "B"
+    # and "W", the workspace)
+    launches = [(gemm, ints, dp, ((0, "C"), (1, "A"), (2, "B")))]
+    if sk:
+        order = (tiles, dp, sk)
+        launches += [(gemm_sk, ints + numbered("i", 16, order), sk,
+                      ((0, "C"), (1, "A"), (2, "B"), (15, "W"))),
+                     (fixup, numbered("i", 2, (K, N, M * N, coff, tiles_n, tiles_mn) + order),
+                      tiles - dp, ((0, "C"), (1, "W")))]
+    launches = [(knl, consts, (groups * nx, ny, 1), (nx, ny, 1), bufs)
+                for knl, consts, groups, bufs in launches]
+    staged = (launches, 2 * sk * tm * tn)       # (two tiles of workspace a gemm_sk group)
+    _run_staged(staged, cbuf, abuf, bbuf)
     if key is not None:
-        _plans.put(key, _Plan(knl, consts, gsize, lsize, None,
-                              (M, N, K, nbatch) if copied else None))
+        _plans.put(key, _Plan(gemm, None, None, None, None,
+                              (M, N, K, nbatch) if copied else None, staged))
+
+
+def _run_staged(staged, cbuf, abuf, bbuf):
+    """Enqueue _staged_launch's launches on C, A, B (and a fresh workspace when they use one)."""
+    launches, nwork = staged
+    work = carray.empty(nwork, dtype=carray.float32, device="gpu") if nwork else None
+    by_name = {"C": cbuf, "A": abuf, "B": bbuf, "W": work._cl()[0] if nwork else None}
+    queue = runtime().queue
+    with LAUNCH_LOCK:
+        for knl, consts, gsize, lsize, args in launches:
+            submit(queue, knl, [v for i, name in args for v in (i, by_name[name])], consts,
+                   gsize, lsize)

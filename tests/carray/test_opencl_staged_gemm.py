@@ -89,7 +89,7 @@ def test_staged_products_of_every_layout(staged, ta, tb, m, n, k):
     assert staged == [(m, n, k)]
     # a repeat takes the plan (the staged kernel; the operand copies redone)
     plan, = _matmul._plans.values()
-    assert plan.knl is _matmul._staged_kernel(_matmul._staged_mode())
+    assert plan.knl is _matmul._staged_kernel(_matmul._staged_mode())[0]
     assert plan.staged == ((m, n, k, 1) if (not ta or tb) else None)
     _check(da @ db, a, b)
     b2 = b * 2
@@ -181,6 +181,68 @@ def test_staged_batches(staged, sa, sb):
                *_as_block(a, b, expect.shape))
     # once, then from the plan; operands broadcast by copying (the last case) are planned anew
     assert staged == [(128, sb[-1], sa[-1])] * (2 if len(sa) == 4 else 1)
+
+
+@pytest.mark.parametrize("wave,groups", [(2, 2), (3, 5), (5, 3), (4, 40)])
+@pytest.mark.parametrize("shape_a,shape_b", [      # tiles that no wave divides
+    ((896, 48), (48, 896)),             # 49 tiles of 3 k steps: pieces across tile rows
+    ((1408, 160), (160, 128)),          # 11 tiles of 10 steps
+    ((128, 16), (16, 1664)),            # 13 tiles of one k step
+    ((7, 128, 64), (7, 64, 896)),       # 49 tiles over 7 batch entries: runs cross entries
+    ((128, 1040), (1040, 896)),         # 7 tiles of 65 steps
+])
+def test_stream_k_shares_out_the_last_wave(staged, monkeypatch, wave, groups, shape_a,
+                                           shape_b):
+    """With `wave` gemm groups resident, tiles = q wave + r (q, r > 0) run as q wave whole
+    tiles and `groups` gemm_sk groups (no more than the r tiles' steps) sharing the r tiles' k
+    steps: runs longer than a tile, and shorter (several pieces a tile, the 40 groups), summed
+    by gemm_fixup. Checked against NumPy on the first call and on the plan's repeat (new
+    values), into a fresh array and into a view at an offset."""
+    monkeypatch.setattr(_matmul, "_wave", lambda: wave)
+    monkeypatch.setattr(_matmul, "_sk_groups", lambda: groups)
+    splits = []
+    real = _matmul._stream_k
+
+    def spy(tiles, KT):
+        splits.append((tiles, KT, real(tiles, KT)))
+        return splits[-1][2]
+    monkeypatch.setattr(_matmul, "_stream_k", spy)
+    rng = np.random.default_rng(wave + groups + shape_a[-1])
+    a = rng.standard_normal(shape_a).astype(np.float32)
+    b = rng.standard_normal(shape_b).astype(np.float32)
+    da, db = ca.asarray(a, device="gpu"), ca.asarray(b, device="gpu")
+    for scale in (1, -3):                               # the repeat takes the plan
+        if scale != 1:
+            a = a * scale
+            da[...] = ca.asarray(a, device="gpu")
+        r = da @ db
+        expect = np.matmul(a.astype(np.float64), b)
+        _check(r.reshape(-1, r.shape[-1]) if r.ndim > 2 else r,
+               *(_as_block(a, b, expect.shape) if a.ndim > 2 else (a, b)))
+    # into a view at an offset (the kernels' offc; ca.matmul's out= goes through a fresh array)
+    full = ca.zeros((2,) + expect.shape, dtype="float32", device="gpu")
+    _matmul.matmul(da, db, full[1], False, False, expect.shape[:-2])
+    got = np.asarray(full.to("cpu"))
+    assert not got[0].any()
+    _check(ca.asarray(got[1].reshape(-1, got.shape[-1])),
+           *(_as_block(a, b, expect.shape) if a.ndim > 2 else (a, b)))
+    tiles = (expect.shape[-2] // 128) * (expect.shape[-1] // 128) * \
+        (expect.shape[0] if expect.ndim > 2 else 1)
+    KT = shape_a[-1] // 16
+    assert [s[:2] for s in splits] == [(tiles, KT)] * 2     # planned, and planned for the view
+    rest = tiles % wave if tiles > wave else 0
+    assert splits[0][2] == ((tiles - rest, min(groups, rest * KT)) if rest else (tiles, 0))
+
+
+def test_stream_k_rule(monkeypatch):
+    monkeypatch.setattr(_matmul, "_wave", lambda: 4)
+    monkeypatch.setattr(_matmul, "_sk_groups", lambda: 3)
+    assert _matmul._stream_k(9, 10) == (8, 3)       # one tile left over: 3 groups share it
+    assert _matmul._stream_k(9, 2) == (8, 2)        # no more groups than its 2 steps
+    assert _matmul._stream_k(8, 10) == (8, 0)       # whole waves
+    assert _matmul._stream_k(3, 10) == (3, 0)       # under one wave
+    monkeypatch.setenv("CARRAY_OPENCL_GEMM_STREAMK", "0")
+    assert _matmul._stream_k(9, 10) == (9, 0)
 
 
 def test_staged_batch_of_transposed_views(staged):

@@ -1,8 +1,17 @@
 // float32 GEMM with multistage local tiles filled by asynchronous copies: C = A @ B for A stored
 // K x M (k-major: a transposed view, or a transposed copy the host made) and B stored K x N
 // (row-major), both with rows of contiguous floats, C row-major; M % TM == N % TN == K % BK == 0,
-// every row step and offset a multiple of 4 floats. Batch entry b (get_group_id(2)) reads
-// A + b sa, B + b sb and writes C + b sc.
+// every row step and offset a multiple of 4 floats. Batch entry b reads A + b sa, B + b sb and
+// writes C + b sc. The tiles are numbered in the order (batch entry, tile row, tile column).
+//
+// gemm takes tile get_group_id(0) whole. When the tiles are not a whole number of waves of
+// resident groups, the last wave would run part-empty and take as long as a full one (at 8192^3
+// on an H100, 15.5 waves took as long as 16): the host then runs gemm over the whole waves
+// only, and gemm_sk over the rest (stream-K): its sk groups split the remaining tiles' k steps
+// (KT = K / BK a tile) evenly, each a contiguous run that may begin or end inside a tile. A
+// group stores a whole tile to C and a piece of one to its workspace slots (W: two TM x TN
+// slots a group, for its first and its last piece), and gemm_fixup (launched next) sums each
+// shared tile's pieces, in order, into C.
 //
 // Each work group computes a TM x TN block of C; each work item an 8 x WN block held in
 // registers (rows ty*4 and TM/2 + ty*4, 4 each; columns in WN/4 groups of 4 TN/(WN/4) apart),
@@ -40,31 +49,7 @@
 #define WAIT(n)
 #endif
 
-__kernel __attribute__((reqd_work_group_size(NX, NY, 1)))
-void gemm(__global float* restrict C, __global const float* restrict A,
-          __global const float* restrict B, const int K, const int lda, const int ldb,
-          const int ldc, const int sa, const int sb, const int sc, const int offa,
-          const int offb, const int offc)
-{
-    // 16-byte alignment is required by cp.async (the default is 4)
-    __local float As[STAGES][BK * TM] __attribute__((aligned(16)));
-    __local float Bs[STAGES][BK * TN] __attribute__((aligned(16)));
-    const int tx = get_local_id(0), ty = get_local_id(1);
-    const int tid = ty * NX + tx;
-    const int m0 = get_group_id(1) * TM, n0 = get_group_id(0) * TN;
-    const int bz = get_group_id(2);
-    A += offa + bz * sa + m0;
-    B += offb + bz * sb + n0;
-    C += offc + bz * sc + m0 * ldc + n0;
-    float4 acc[8][NCG];
-    #pragma unroll
-    for (int i = 0; i < 8; ++i)
-        #pragma unroll
-        for (int j = 0; j < NCG; ++j) acc[i][j] = (float4)(0.0f);
-    const int KT = K / BK;
-
-    // slice k0 of A (BK rows of TM floats) and of B (BK rows of TN) into stage s: consecutive
-    // work items copy consecutive float4s of a row
+// slice k0 of the tile's A (BK rows of TM floats) and of its B (BK rows of TN) into stage s: consecutive work items copy consecutive float4s of a row
 #define ISSUE(s, k0) \
     _Pragma("unroll") \
     for (int l = 0; l < NA; ++l) { \
@@ -77,59 +62,94 @@ void gemm(__global float* restrict C, __global const float* restrict A,
         COPY16(&Bs[s][r * TN + c], B + ((k0) + r) * ldb + c); \
     }
 
-    #pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < KT) { ISSUE(s, s * BK) }
-        COMMIT();                     // one group per slice, empty past the end
+// (tile row offset m0, tile column offset n0, batch entry bz) of tile t
+#define TILE_AT(t) \
+    const int bz = (t) / tiles_mn, tr = (t) - bz * tiles_mn; \
+    const int m0 = (tr / tiles_n) * TM, n0 = (tr % tiles_n) * TN;
+
+__kernel __attribute__((reqd_work_group_size(NX, NY, 1)))
+void gemm(__global float* restrict C, __global const float* restrict A,
+          __global const float* restrict B, const int K, const int lda, const int ldb,
+          const int ldc, const int sa, const int sb, const int sc, const int offa,
+          const int offb, const int offc, const int tiles_n, const int tiles_mn)
+{
+    // 16-byte alignment is required by cp.async (the default is 4)
+    __local float As[STAGES][BK * TM] __attribute__((aligned(16)));
+    __local float Bs[STAGES][BK * TN] __attribute__((aligned(16)));
+    const int tx = get_local_id(0), ty = get_local_id(1);
+    const int tid = ty * NX + tx;
+    TILE_AT((int)get_group_id(0))
+    A += offa + bz * sa + m0;
+    B += offb + bz * sb + n0;
+    C += offc + bz * sc + m0 * ldc + n0;
+    const int steps = K / BK;
+$steps}
+
+
+// The first k step of stream-K group g's run over the steps of tiles dp .. tiles - 1, counted
+// from tile dp's first (g = sk: the end of the last run). The host makes sk no more than the
+// steps: no run is empty.
+#define RUN_START(g) ((int)((long)(g) * ((tiles - dp) * KT) / sk))
+
+__kernel __attribute__((reqd_work_group_size(NX, NY, 1)))
+void gemm_sk(__global float* restrict C0, __global const float* restrict A0,
+             __global const float* restrict B0, const int K, const int lda, const int ldb,
+             const int ldc0, const int sa, const int sb, const int sc, const int offa,
+             const int offb, const int offc, const int tiles_n, const int tiles_mn,
+             __global float* restrict W, const int tiles, const int dp, const int sk)
+{
+    __local float As[STAGES][BK * TM] __attribute__((aligned(16)));
+    __local float Bs[STAGES][BK * TN] __attribute__((aligned(16)));
+    const int tx = get_local_id(0), ty = get_local_id(1);
+    const int tid = ty * NX + tx;
+    const int KT = K / BK, g = get_group_id(0);
+    const int start = RUN_START(g), end = RUN_START(g + 1);
+    #pragma unroll 1
+    for (int it = start; it < end; ) {
+        const int t = it / KT, kb = it - t * KT;
+        const int steps = end - it < KT - kb ? end - it : KT - kb;
+        TILE_AT(dp + t)
+        __global const float* A = A0 + offa + bz * sa + m0 + kb * BK * lda;
+        __global const float* B = B0 + offb + bz * sb + n0 + kb * BK * ldb;
+        // a whole tile to C; a piece to slot 2 g (the run's first piece) or 2 g + 1 (its last)
+        const bool whole = kb == 0 && steps == KT;
+        __global float* C = whole ? C0 + offc + bz * sc + m0 * ldc0 + n0
+                                  : W + (2 * g + (it != start)) * (TM * TN);
+        const int ldc = whole ? ldc0 : TN;
+        barrier(CLK_LOCAL_MEM_FENCE);   // everyone is done with the previous tile's stages
+$steps        it += steps;
     }
-    int s = 0;
-    for (int kt = 0; kt < KT; ++kt) {
-        WAIT($wait);                  // this work item's copies of slice kt have landed
-        barrier(CLK_LOCAL_MEM_FENCE); // everyone's have, and everyone is done with slice kt - 1
-        {
-            // refill the stage slice kt - 1 used with slice kt + STAGES - 1
-            const int nk = kt + STAGES - 1;
-            const int ns = s == 0 ? STAGES - 1 : s - 1;
-            if (nk < KT) { ISSUE(ns, nk * BK) }
-            COMMIT();
+}
+
+
+// After gemm_sk: tile dp + get_group_id(0), when no one group took it whole, is the sum of its
+// pieces, in the order of the runs that computed them.
+__kernel __attribute__((reqd_work_group_size(NX, NY, 1)))
+void gemm_fixup(__global float* restrict C, __global const float* restrict W, const int K,
+                const int ldc, const int sc, const int offc, const int tiles_n,
+                const int tiles_mn, const int tiles, const int dp, const int sk)
+{
+    const int KT = K / BK, t = get_group_id(0);
+    const int tid = get_local_id(1) * NX + get_local_id(0);
+    const int s0 = t * KT, s1 = s0 + KT;          // the tile's steps
+    // the runs g0 .. g1 that meet them
+    int g0 = (int)((long)s0 * sk / ((tiles - dp) * KT));
+    while (g0 > 0 && RUN_START(g0) > s0) --g0;
+    while (RUN_START(g0 + 1) <= s0) ++g0;
+    int g1 = g0;
+    while (RUN_START(g1 + 1) < s1) ++g1;
+    if (g0 == g1)                                 // one run took it whole (to C)
+        return;
+    TILE_AT(dp + t)
+    C += offc + bz * sc + m0 * ldc + n0;
+    for (int e = tid; e < TM * TN / 4; e += NT) {
+        const int r = e / (TN / 4), c = (e % (TN / 4)) * 4;
+        float4 v = (float4)(0.0f);
+        for (int g = g0; g <= g1; ++g) {
+            // the piece is run g's first (slot 2 g) when the run starts inside this tile
+            const int slot = 2 * g + (RUN_START(g) < s0);
+            v += *(__global const float4*)(W + slot * (TM * TN) + r * TN + c);
         }
-        __local const float* as = As[s];
-        __local const float* bs = Bs[s];
-        // 4 k steps at a time: the A values of all 4 first (2 float4 per step: 8 rows), then per
-        // column group the 4 B float4s (the order the H100/H200 measurements favoured)
-        #pragma unroll
-        for (int kk = 0; kk < BK; kk += 4) {
-            float4 av[8];
-            #pragma unroll
-            for (int q = 0; q < 4; ++q) {
-                av[q * 2] = *(__local const float4*)&as[(kk + q) * TM + ty * 4];
-                av[q * 2 + 1] = *(__local const float4*)&as[(kk + q) * TM + TM / 2 + ty * 4];
-            }
-            #pragma unroll
-            for (int j = 0; j < NCG; ++j) {
-                const int col = (j * (TN / 4 / NCG) + tx) * 4;
-                float4 bv[4];
-                #pragma unroll
-                for (int q = 0; q < 4; ++q)
-                    bv[q] = *(__local const float4*)&bs[(kk + q) * TN + col];
-                #pragma unroll
-                for (int q = 0; q < 4; ++q) {
-                    const float a[8] = {av[q * 2].x, av[q * 2].y, av[q * 2].z, av[q * 2].w,
-                                        av[q * 2 + 1].x, av[q * 2 + 1].y, av[q * 2 + 1].z,
-                                        av[q * 2 + 1].w};
-                    #pragma unroll
-                    for (int i = 0; i < 8; ++i)
-                        acc[i][j] = fma((float4)(a[i]), bv[q], acc[i][j]);
-                }
-            }
-        }
-        s = s == STAGES - 1 ? 0 : s + 1;
-    }
-    #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-        const int r = (i < 4 ? ty * 4 + i : TM / 2 + ty * 4 + i - 4);
-        #pragma unroll
-        for (int j = 0; j < NCG; ++j)
-            *(__global float4*)(C + r * ldc + j * (TN / NCG) + tx * 4) = acc[i][j];
+        *(__global float4*)(C + r * ldc + c) = v;
     }
 }
