@@ -5,7 +5,18 @@ kernels/elementwise.cl kernels."""
 from carray.opencl import _cache, _ewfast, _half, _layout, _transpose
 from carray.opencl._launch import launch
 from carray.opencl._runtime import runtime
-from carray.opencl._types import BOOL, CL_TYPES, FLOAT32, FLOAT64, INT32, INT64, UNSIGNED
+from carray.opencl._types import (
+    BOOL,
+    CL_TYPES,
+    FLOAT32,
+    FLOAT64,
+    FLOATS,
+    INT32,
+    INT64,
+    INTEGERS,
+    UINT64,
+    UNSIGNED,
+)
 from carray.ops._optable import BinaryOp as B
 from carray.ops._optable import CompareOp as C
 from carray.ops._optable import Kind
@@ -107,7 +118,15 @@ def op_expr(kind, code, t, out_t):
     if kind == Kind.WHERE:
         return WHERE_EXPR
     if kind == CAST:
-        return "(x1 != 0)" if out_t == BOOL else "x1"
+        if out_t == BOOL:
+            return "(x1 != 0)"
+        if t in FLOATS and out_t in INTEGERS:
+            # through a long, as x86 C (NumPy) casts: -1.0 to uint8 is 255; an OpenCL cast of
+            # a float out of the target's range is undefined (NVIDIA's saturates: 0)
+            if out_t == UINT64:
+                return "(x1 < 9223372036854775808.0 ? (ulong)(long)x1 : (ulong)x1)"
+            return "(long)x1"
+        return "x1"
     return EXPRESSIONS[kind][code](CL[t], t >= FLOAT32, t == BOOL, t)
 
 

@@ -163,10 +163,9 @@ STAGES = 3                          # slices in flight (3 x 16 KB of local memor
 # kernel (about 0.92x cuBLAS against the fast kernel's 0.8x on an H200). A copy of A moves
 # 8 M K bytes at ~3.1 TB/s beside 2 M N K flops at ~47 TFLOP/s: about 64 / N of the product.
 STAGED_COPY_COST = 0.08
-
-
 # work groups resident per compute unit: gemm's 256 work items of 127 registers and 48 KB of
-# local memory (2 on an H100: 65,536 registers), gemm_sk's (more registers: 1)
+# local memory (2 on an H100: 65,536 registers); gemm_sk's take 173 (1: a loop around the tile
+# steps cost 45-50 registers in every form tried; a group alone on a unit runs ~1.9x faster)
 STAGED_PER_CU = 2
 SK_PER_CU = 1
 

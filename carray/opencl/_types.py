@@ -18,6 +18,8 @@ _CL_BY_NAME = {"bool": "uchar", "int8": "char", "int16": "short", "int32": "int"
                "complex128": "double2"}
 CL_TYPES = tuple(_CL_BY_NAME[name] for name in DTYPE_NAMES)    # by carray type number
 UNSIGNED = frozenset((UINT8, UINT16, UINT32, UINT64))
+INTEGERS = frozenset((INT8, INT16, INT32, INT64)) | UNSIGNED
+FLOATS = frozenset((FLOAT32, FLOAT64, FLOAT16, BFLOAT16))         # (real ones)
 # the smallest and largest value of each type, as OpenCL C literals (max/min identities)
 LIMITS = {BOOL: ("0", "1"), INT8: ("CHAR_MIN", "CHAR_MAX"), INT16: ("SHRT_MIN", "SHRT_MAX"),
           INT32: ("INT_MIN", "INT_MAX"), INT64: ("LONG_MIN", "LONG_MAX"), UINT8: ("0", "UCHAR_MAX"),

@@ -141,6 +141,13 @@ def test_astype_between_every_pair(src, device):
             same(on(f, device).astype(dst), f.astype(dst))
         for dst in ("uint8", "uint16", "uint32", "uint64"):
             same(on(f[2:], device).astype(dst), f[2:].astype(dst))
+        # negative floats to unsigned types as NumPy casts them on x86 (through a signed
+        # integer: -1.0 is 255 in uint8): NVIDIA's OpenCL cast saturated to 0 (np.pad of a
+        # uint8 array with constant_values=-1.0 padded with 0)
+        g = np.array([-1.0, -2.75, -129.5, -70000.0, 3.5], src)
+        for dst in ("uint8", "uint16", "uint32", "uint64"):
+            with np.errstate(invalid="ignore"):
+                same(on(g, device).astype(dst), g.astype(dst))
     if n.dtype.kind in "iu":
         w = np.array([np.iinfo(src).max, np.iinfo(src).min], src)
         for dst in targets:

@@ -583,6 +583,16 @@ def test_pad_dtypes_and_wide_pads(dt, mode, kw):
     assert_same(ca.pad(ca.asarray(f), 2, mode=mode, **kw), np.pad(f, 2, mode=mode, **kw))
 
 
+def test_pad_float_constant_into_unsigned(device):
+    """constant_values=-1.0 into uint8 pads with 255, as NumPy (an x86 cast, through a signed
+    integer); NVIDIA's OpenCL cast gave 0 (hypothesis found it on the H100)."""
+    for shape in ((0,), (2, 1)):
+        n = np.zeros(shape, np.uint8)
+        with np.errstate(invalid="ignore"):
+            expected = np.pad(n, 1, constant_values=-1.0)
+        assert_same(ca.pad(ca.asarray(n, device=device), 1, constant_values=-1.0), expected)
+
+
 def test_pad_values_and_lists():
     assert_same(ca.pad(ca.arange(3), 2, constant_values=1.7), np.pad(np.arange(3), 2,
                                                                      constant_values=1.7))
