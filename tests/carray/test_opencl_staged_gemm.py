@@ -183,7 +183,8 @@ def test_staged_batches(staged, sa, sb):
     assert staged == [(128, sb[-1], sa[-1])] * (2 if len(sa) == 4 else 1)
 
 
-@pytest.mark.parametrize("wave,groups", [(2, 2), (3, 5), (5, 3), (4, 40)])
+@pytest.mark.parametrize("a_layout", ["row-major", "k-major"])
+@pytest.mark.parametrize("wave,groups", [(2, 2), (3, 5), (4, 40)])
 @pytest.mark.parametrize("shape_a,shape_b", [      # tiles that no wave divides
     ((896, 48), (48, 896)),             # 49 tiles of 3 k steps: pieces across tile rows
     ((1408, 160), (160, 128)),          # 11 tiles of 10 steps
@@ -191,13 +192,14 @@ def test_staged_batches(staged, sa, sb):
     ((7, 128, 64), (7, 64, 896)),       # 49 tiles over 7 batch entries: runs cross entries
     ((128, 1040), (1040, 896)),         # 7 tiles of 65 steps
 ])
-def test_stream_k_shares_out_the_last_wave(staged, monkeypatch, wave, groups, shape_a,
-                                           shape_b):
+def test_stream_k_shares_out_the_last_wave(staged, monkeypatch, a_layout, wave, groups,
+                                           shape_a, shape_b):
     """With `wave` gemm groups resident, tiles = q wave + r (q, r > 0) run as q wave whole
     tiles and `groups` gemm_sk groups (no more than the r tiles' steps) sharing the r tiles' k
     steps: runs longer than a tile, and shorter (several pieces a tile, the 40 groups), summed
-    by gemm_fixup. Checked against NumPy on the first call and on the plan's repeat (new
-    values), into a fresh array and into a view at an offset."""
+    by gemm_fixup; A row-major (copied transposed) or a transposed view (read as it is).
+    Checked against NumPy on the first call and on the plan's repeat (new values), into a
+    fresh array and into a view at an offset."""
     monkeypatch.setattr(_matmul, "_wave", lambda: wave)
     monkeypatch.setattr(_matmul, "_sk_groups", lambda: groups)
     splits = []
@@ -211,6 +213,9 @@ def test_stream_k_shares_out_the_last_wave(staged, monkeypatch, wave, groups, sh
     a = rng.standard_normal(shape_a).astype(np.float32)
     b = rng.standard_normal(shape_b).astype(np.float32)
     da, db = ca.asarray(a, device="gpu"), ca.asarray(b, device="gpu")
+    if a_layout == "k-major":                           # the same values, stored K x M
+        da = ca.asarray(np.ascontiguousarray(np.swapaxes(a, -1, -2)), device="gpu")
+        da = da.transpose(*range(a.ndim - 2), a.ndim - 1, a.ndim - 2)
     for scale in (1, -3):                               # the repeat takes the plan
         if scale != 1:
             a = a * scale
@@ -229,7 +234,10 @@ def test_stream_k_shares_out_the_last_wave(staged, monkeypatch, wave, groups, sh
     tiles = (expect.shape[-2] // 128) * (expect.shape[-1] // 128) * \
         (expect.shape[0] if expect.ndim > 2 else 1)
     KT = shape_a[-1] // 16
-    assert [s[:2] for s in splits] == [(tiles, KT)] * 2     # planned, and planned for the view
+    # planned, and planned for the view (a batch of transposed views is copied row-major, and
+    # a product with a copied operand keeps no plan: planned on every call)
+    assert [s[:2] for s in splits] == [(tiles, KT)] * (3 if a.ndim > 2 and
+                                                       a_layout == "k-major" else 2)
     rest = tiles % wave if tiles > wave else 0
     assert splits[0][2] == ((tiles - rest, min(groups, rest * KT)) if rest else (tiles, 0))
 
