@@ -40,7 +40,7 @@ loops are _rows.h's vectorised primitives (float32 exponentials by carray_expf).
 Sections: helpers; convolution; pooling; softmax cross entropy; SGD's update.
 """
 
-from cython.parallel cimport prange, threadid
+from cython.parallel cimport parallel, prange, threadid
 from libc.math cimport INFINITY, NAN, exp, log
 from libc.stdint cimport int64_t
 from libc.string cimport memcpy, memset
@@ -476,13 +476,16 @@ cdef int _forward(const real* x, const real* w, const real* bias, real* out, con
         return _forward_images(x, w, kw, bias, out, g, 0, g.N, s.B, col, wide, s.inner)
     start = region_enter(s.outer)
     try:            # (a MemoryError in a worker must not leave the region counted: _omp.h)
-        for c in prange((g.N + s.B - 1) // s.B, schedule="dynamic", num_threads=s.outer):
-            t = threadid()
-            thread_seen(t)
-            n0 = c * s.B
-            n1 = min(n0 + s.B, g.N)
-            _forward_images(x, w, kw, bias, out, g, n0, n1, s.B, col + t * s.col,
-                            wide + t * s.wide, 1)
+        # every thread reports on entering (taking dynamic chunks, a late one may
+        # find none left)
+        with parallel(num_threads=s.outer):
+            thread_seen(threadid())
+            for c in prange((g.N + s.B - 1) // s.B, schedule="dynamic"):
+                t = threadid()
+                n0 = c * s.B
+                n1 = min(n0 + s.B, g.N)
+                _forward_images(x, w, kw, bias, out, g, n0, n1, s.B, col + t * s.col,
+                                wide + t * s.wide, 1)
     finally:
         region_exit(start, s.outer)
     return 0
@@ -496,13 +499,16 @@ cdef int _grad_input(const real* gout, const real* w, real* gin, const Geom* g, 
         return _grad_input_images(gout, w, gin, g, 0, g.N, s.B, col, wide, s.inner)
     start = region_enter(s.outer)
     try:
-        for c in prange((g.N + s.B - 1) // s.B, schedule="dynamic", num_threads=s.outer):
-            t = threadid()
-            thread_seen(t)
-            n0 = c * s.B
-            n1 = min(n0 + s.B, g.N)
-            _grad_input_images(gout, w, gin, g, n0, n1, s.B, col + t * s.col,
-                               wide + t * s.wide, 1)
+        # every thread reports on entering (taking dynamic chunks, a late one may
+        # find none left)
+        with parallel(num_threads=s.outer):
+            thread_seen(threadid())
+            for c in prange((g.N + s.B - 1) // s.B, schedule="dynamic"):
+                t = threadid()
+                n0 = c * s.B
+                n1 = min(n0 + s.B, g.N)
+                _grad_input_images(gout, w, gin, g, n0, n1, s.B, col + t * s.col,
+                                   wide + t * s.wide, 1)
     finally:
         region_exit(start, s.outer)
     return 0
@@ -522,13 +528,16 @@ cdef int _grad_weight(const real* x, const real* gout, real* gw, const Geom* g, 
     else:
         start = region_enter(s.outer)
         try:
-            for c in prange((g.N + s.B - 1) // s.B, schedule="dynamic", num_threads=s.outer):
-                t = threadid()
-                thread_seen(t)
-                n0 = c * s.B
-                n1 = min(n0 + s.B, g.N)
-                _grad_weight_images(x, gout, part + t * KO, g, n0, n1, s.B, col + t * s.col,
-                                    wide + t * s.wide, 1)
+            # every thread reports on entering (taking dynamic chunks, a late one may
+            # find none left)
+            with parallel(num_threads=s.outer):
+                thread_seen(threadid())
+                for c in prange((g.N + s.B - 1) // s.B, schedule="dynamic"):
+                    t = threadid()
+                    n0 = c * s.B
+                    n1 = min(n0 + s.B, g.N)
+                    _grad_weight_images(x, gout, part + t * KO, g, n0, n1, s.B, col + t * s.col,
+                                        wide + t * s.wide, 1)
         finally:
             region_exit(start, s.outer)
     for o in range(g.O):

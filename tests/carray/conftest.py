@@ -81,14 +81,21 @@ def random_values(dtype, shape, seed, special=False):
 _HAVE_GPU = []
 
 
+def fresh_env(**extra):
+    """os.environ for a fresh interpreter that imports this checkout's carray (the one imported
+    here, first on PYTHONPATH), plus `extra` variables."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(ca.__file__)))
+    return dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                **extra)
+
+
 def run_fresh(tmp_path, text, args=(), attempts=1):
     """Run the script `text` with `args` in a fresh interpreter `attempts` times (this checkout's
     carray first on its path); each run must exit 0 and print "OK" (else the assertion shows
     its output)."""
     script = tmp_path / "script.py"
     script.write_text(text)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(ca.__file__)))
-    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = fresh_env()
     for attempt in range(attempts):
         proc = subprocess.run([sys.executable, str(script), *map(str, args)],
                               capture_output=True, text=True, timeout=300, env=env,

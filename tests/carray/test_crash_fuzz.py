@@ -18,9 +18,7 @@ import sys
 
 import pytest
 
-import carray
-
-from conftest import have_gpu
+from conftest import fresh_env, have_gpu
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CASES = int(os.environ.get("CARRAY_CRASH_FUZZ_CASES", "600"))
@@ -168,7 +166,7 @@ def test_hostile_calls_never_crash(device):
     if device == "gpu" and not have_gpu():
         pytest.skip("no OpenCL device")
     cases = _cases((1234 if device == "cpu" else 5678) + SEED, CASES)
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(carray.__file__)))
+    env = fresh_env()
     try:
         run = subprocess.run([sys.executable, os.path.join(HERE, "_crash_worker.py"), device],
                              input="\n".join(cases) + "\n", capture_output=True, text=True,

@@ -13,7 +13,6 @@ Every kernel build (generic, AVX2, AVX-512; CARRAY_SIMD) is checked in a subproc
 
 import math
 import operator
-import os
 import subprocess
 import sys
 import textwrap
@@ -49,6 +48,7 @@ from conftest import (
     DTYPES,
     SMALL_INTS,
     assert_raises_like,
+    fresh_env,
     gpu_examples,
     on,
     random_values,
@@ -1193,9 +1193,7 @@ SIMD_SCRIPT = textwrap.dedent(r"""
 def test_every_simd_build(build):
     level = _cpu_level()
     wanted = ("generic", "avx2", "avx512").index(build)
-    env = dict(os.environ, CARRAY_SIMD=build)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(ca.__file__)))   # the imported carray
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    env = fresh_env(CARRAY_SIMD=build)
     proc = subprocess.run([sys.executable, "-c", SIMD_SCRIPT], capture_output=True, text=True,
                           env=env, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -1208,9 +1206,7 @@ def test_every_simd_build(build):
 
 
 def test_bad_simd_env_value():
-    env = dict(os.environ, CARRAY_SIMD="sse9")
-    root = os.path.dirname(os.path.dirname(os.path.abspath(ca.__file__)))   # the imported carray
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    env = fresh_env(CARRAY_SIMD="sse9")
     proc = subprocess.run([sys.executable, "-c", "import carray"], capture_output=True, text=True,
                           env=env, timeout=60)
     assert proc.returncode != 0

@@ -9,7 +9,6 @@ garbage to the whole API in a subprocess, so that a crash shows as a failed retu
 """
 
 import operator
-import os
 import subprocess
 import sys
 
@@ -18,7 +17,7 @@ import pytest
 
 import carray as ca
 
-from conftest import assert_raises_like
+from conftest import assert_raises_like, fresh_env
 
 
 def _builtin_bases(t):
@@ -716,10 +715,8 @@ print(json.dumps({"stats": stats, "bad": bad}))
 def test_garbage_never_crashes(tmp_path, seed):
     script = tmp_path / "fuzz.py"
     script.write_text(FUZZ_SCRIPT)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(ca.__file__)))
-    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run([sys.executable, str(script), str(seed), "6000"], capture_output=True,
-                          text=True, timeout=120, env=env, cwd=str(tmp_path))
+                          text=True, timeout=120, env=fresh_env(), cwd=str(tmp_path))
     assert proc.returncode == 0, \
         f"the interpreter died (return code {proc.returncode}):\n{proc.stderr[-3000:]}"
     import json
@@ -802,10 +799,8 @@ def test_overflowing_shapes_in_a_subprocess(device, tmp_path):
     """The ops that used to crash on such arrays, where a crash cannot take pytest with it."""
     script = tmp_path / "huge.py"
     script.write_text(SEGFAULTED_SCRIPT)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(ca.__file__)))
-    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run([sys.executable, str(script), device], capture_output=True, text=True,
-                          timeout=120, env=env, cwd=str(tmp_path))
+                          timeout=120, env=fresh_env(), cwd=str(tmp_path))
     assert proc.returncode == 0 and proc.stdout.strip() == "OK", \
         f"return code {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
 

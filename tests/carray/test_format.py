@@ -7,7 +7,6 @@ must print.
 
 import contextlib
 import math
-import os
 import struct
 import subprocess
 import sys
@@ -20,6 +19,8 @@ from hypothesis.extra import numpy as hnp
 
 import carray
 from carray.core import _format
+
+from conftest import fresh_env
 
 try:
     from numpy._core import arrayprint as _np_arrayprint
@@ -258,9 +259,7 @@ def test_format_does_not_import_numpy():
     code = ("import sys, carray; a = carray.arange(5000); repr(a); str(a); "
             "repr(carray.ones((3, 3))); str(carray.asarray(1.5)); "
             "assert 'numpy' not in sys.modules, 'numpy imported'")
-    root = os.path.dirname(os.path.dirname(os.path.abspath(carray.__file__)))
-    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    subprocess.run([sys.executable, "-c", code], check=True, env=env)
+    subprocess.run([sys.executable, "-c", code], check=True, env=fresh_env())
 
 
 # -- random cases --------------------------------------------------------------------------------

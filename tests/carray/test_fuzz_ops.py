@@ -9,7 +9,6 @@ must refuse them before allocating. Regression tests for what the fuzzing found 
 """
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -18,6 +17,8 @@ import pytest
 
 import carray as ca
 import carray.nn as nn
+
+from conftest import fresh_env
 
 FUZZ_SCRIPT = r'''
 import sys, random, faulthandler, operator, json
@@ -403,10 +404,8 @@ print(json.dumps({"stats": stats, "bad": bad}))
 def test_ops_garbage_never_crashes(tmp_path, seed):
     script = tmp_path / "fuzz_ops.py"
     script.write_text(FUZZ_SCRIPT)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(ca.__file__)))
-    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run([sys.executable, str(script), str(seed), "20000"], capture_output=True,
-                          text=True, timeout=120, env=env, cwd=str(tmp_path))
+                          text=True, timeout=120, env=fresh_env(), cwd=str(tmp_path))
     assert proc.returncode == 0, \
         f"the interpreter died (return code {proc.returncode}):\n{proc.stderr[-3000:]}"
     out = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -6,7 +6,7 @@ import pytest
 
 import carray as ca
 
-from conftest import have_gpu
+from conftest import fresh_env, have_gpu
 
 pytestmark = pytest.mark.skipif(not have_gpu(), reason="no OpenCL device")
 
@@ -56,7 +56,6 @@ def test_pinned_empty_is_an_ordinary_host_array(dtype):
 def test_pinned_arrays_alive_at_exit_do_not_crash_the_interpreter():
     # the mappings are undone at exit while the context lives (an NVIDIA driver crashed when
     # they were left to the interpreter's teardown)
-    import os
     import subprocess
     import sys
     code = ("import carray as ca\n"
@@ -65,7 +64,7 @@ def test_pinned_arrays_alive_at_exit_do_not_crash_the_interpreter():
             "h.arrays = [ca.opencl.pinned_empty(1000, 'float32') for _ in range(3)]\n"
             "ca.opencl.download_async(ca.ones(1000, device='gpu'), h.arrays[0]).wait()\n"
             "print(float(h.arrays[0].sum()))\n")
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(ca.__file__)))
+    env = fresh_env()
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          timeout=120, check=False)
     assert run.returncode == 0 and run.stdout.strip() == "1000.0", run.stderr
