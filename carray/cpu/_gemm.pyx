@@ -503,32 +503,39 @@ cdef void int_matmul(int dtype_num, Py_ssize_t nbatch, const Py_ssize_t* offs,
     """C[t] = A[t] @ B[t] for every batch t; offs[3t..3t+2] are the element offsets of A, B, C."""
     cdef Py_ssize_t r, t, i, rows = nbatch * M
     cdef int nt = 1
+    cdef double start
     if <double>rows * <double>N * <double>K >= PARALLEL_MIN_WORK and rows > 1:
         nt = max_threads()
-    for r in prange(rows, nogil=True, schedule="static", num_threads=nt):
-        t = r // M
-        i = r - t * M
-        # signed and unsigned ints of one size share the wrapping unsigned loop
-        if dtype_num == INT32 or dtype_num == UINT32:
-            _int_row(<uint32_t*>C + offs[3 * t + 2] + i * rsc,
-                     <const uint32_t*>A + offs[3 * t] + i * rsa,
-                     <const uint32_t*>B + offs[3 * t + 1], N, K, csa, rsb, csb, csc)
-        elif dtype_num == INT8 or dtype_num == UINT8:
-            _int_row(<uint8_t*>C + offs[3 * t + 2] + i * rsc,
-                     <const uint8_t*>A + offs[3 * t] + i * rsa,
-                     <const uint8_t*>B + offs[3 * t + 1], N, K, csa, rsb, csb, csc)
-        elif dtype_num == INT16 or dtype_num == UINT16:
-            _int_row(<uint16_t*>C + offs[3 * t + 2] + i * rsc,
-                     <const uint16_t*>A + offs[3 * t] + i * rsa,
-                     <const uint16_t*>B + offs[3 * t + 1], N, K, csa, rsb, csb, csc)
-        elif dtype_num == INT64 or dtype_num == UINT64:
-            _int_row(<uint64_t*>C + offs[3 * t + 2] + i * rsc,
-                     <const uint64_t*>A + offs[3 * t] + i * rsa,
-                     <const uint64_t*>B + offs[3 * t + 1], N, K, csa, rsb, csb, csc)
-        else:
-            _bool_row(<uint8_t*>C + offs[3 * t + 2] + i * rsc,
-                      <const uint8_t*>A + offs[3 * t] + i * rsa,
-                      <const uint8_t*>B + offs[3 * t + 1], N, K, csa, rsb, csb, csc)
+        if nt > rows:
+            nt = <int>rows
+    start = region_enter(nt)
+    with parallel(num_threads=nt):
+        thread_seen(threadid())
+        for r in prange(rows, schedule="static"):
+            t = r // M
+            i = r - t * M
+            # signed and unsigned ints of one size share the wrapping unsigned loop
+            if dtype_num == INT32 or dtype_num == UINT32:
+                _int_row(<uint32_t*>C + offs[3 * t + 2] + i * rsc,
+                         <const uint32_t*>A + offs[3 * t] + i * rsa,
+                         <const uint32_t*>B + offs[3 * t + 1], N, K, csa, rsb, csb, csc)
+            elif dtype_num == INT8 or dtype_num == UINT8:
+                _int_row(<uint8_t*>C + offs[3 * t + 2] + i * rsc,
+                         <const uint8_t*>A + offs[3 * t] + i * rsa,
+                         <const uint8_t*>B + offs[3 * t + 1], N, K, csa, rsb, csb, csc)
+            elif dtype_num == INT16 or dtype_num == UINT16:
+                _int_row(<uint16_t*>C + offs[3 * t + 2] + i * rsc,
+                         <const uint16_t*>A + offs[3 * t] + i * rsa,
+                         <const uint16_t*>B + offs[3 * t + 1], N, K, csa, rsb, csb, csc)
+            elif dtype_num == INT64 or dtype_num == UINT64:
+                _int_row(<uint64_t*>C + offs[3 * t + 2] + i * rsc,
+                         <const uint64_t*>A + offs[3 * t] + i * rsa,
+                         <const uint64_t*>B + offs[3 * t + 1], N, K, csa, rsb, csb, csc)
+            else:
+                _bool_row(<uint8_t*>C + offs[3 * t + 2] + i * rsc,
+                          <const uint8_t*>A + offs[3 * t] + i * rsa,
+                          <const uint8_t*>B + offs[3 * t + 1], N, K, csa, rsb, csb, csc)
+    region_exit(start, nt)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -585,11 +592,14 @@ cdef void _batch_parallel(const Plan* proto, Py_ssize_t nbatch, const Py_ssize_t
     cdef Py_ssize_t t
     cdef Plan p
     cdef Py_ssize_t isz = proto.isz
+    cdef double start = region_enter(nt)
     for t in prange(nbatch, schedule="static", num_threads=nt):
+        thread_seen(threadid())
         p = proto[0]
         _set_operands(&p, A + offs[3 * t] * isz, B + offs[3 * t + 1] * isz,
                       C + offs[3 * t + 2] * isz)
         _run(&p, ws + threadid() * nbytes, 1)
+    region_exit(start, nt)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ carray.cpu._gemm), one matrix at a time. Per matrix (row-major, n x n unless sai
 pivot, or -1 for an iteration that did not converge (or a non-finite input).
 """
 
-from cython.parallel cimport prange
+from cython.parallel cimport parallel, prange, threadid
 from libc.math cimport INFINITY, copysign, fabs, hypot, isfinite, log, sqrt
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
@@ -31,7 +31,7 @@ from libc.string cimport memcpy, memset
 from carray.core._array cimport Array, new_array
 from carray.core._dtype cimport FLOAT64, INT64
 from carray.cpu._gemm cimport gemm
-from carray.core._strided cimport max_threads
+from carray.core._strided cimport max_threads, region_enter, region_exit, thread_seen
 
 ctypedef long long i64
 
@@ -191,8 +191,12 @@ def lu(Array a, Array piv, Array info):
             for b in range(B):
                 pi[b] = _lu_blocked(pa + b * n * n, pp + b * n, n)
         return
-    for b in prange(B, nogil=True, schedule="static", num_threads=nt):
-        pi[b] = _lu(pa + b * n * n, pp + b * n, n)
+    start = region_enter(nt)
+    with nogil, parallel(num_threads=nt):
+        thread_seen(threadid())
+        for b in prange(B, schedule="static"):
+            pi[b] = _lu(pa + b * n * n, pp + b * n, n)
+    region_exit(start, nt)
 
 
 cdef int _lu_solve_blocked(const double* lu, const i64* piv, double* b, Py_ssize_t n,
@@ -259,8 +263,12 @@ def lu_solve(Array lu, Array piv, Array rhs):
             for b in range(B):
                 _lu_solve_blocked(pa + b * n * n, pp + b * n, pb + b * n * m, n, m)
         return
-    for b in prange(B, nogil=True, schedule="static", num_threads=nt):
-        _lu_solve(pa + b * n * n, pp + b * n, pb + b * n * m, n, m)
+    start = region_enter(nt)
+    with nogil, parallel(num_threads=nt):
+        thread_seen(threadid())
+        for b in prange(B, schedule="static"):
+            _lu_solve(pa + b * n * n, pp + b * n, pb + b * n * m, n, m)
+    region_exit(start, nt)
 
 
 def slogdet(Array a, Array sign, Array logabs, Array det):
@@ -387,8 +395,12 @@ def cholesky(Array a, Array info):
             for b in range(B):
                 pi[b] = _cholesky_blocked(pa + b * n * n, n)
         return
-    for b in prange(B, nogil=True, schedule="static", num_threads=nt):
-        pi[b] = _cholesky(pa + b * n * n, n)
+    start = region_enter(nt)
+    with nogil, parallel(num_threads=nt):
+        thread_seen(threadid())
+        for b in prange(B, schedule="static"):
+            pi[b] = _cholesky(pa + b * n * n, n)
+    region_exit(start, nt)
 
 
 # ---------------------------------------------------------------- Householder QR
@@ -585,15 +597,23 @@ def qr(Array a, Array q):
                 for b in range(B):
                     _qr_blocked(pa + b * m * n, buf + b * scratch, pq + b * m * mc, m, n, mc)
         else:
-            for b in prange(B, nogil=True, schedule="static", num_threads=nt):
-                mine = buf + b * scratch
-                _qr(pa + b * m * n, mine, m, n, mine + k)
-                if mc > 0:
-                    _qr_q(pa + b * m * n, mine, pq + b * m * mc, m, n, mc, mine + k + n)
-        for b in prange(B, nogil=True, schedule="static", num_threads=nt):
-            for i in range(1, m):
-                for j in range(min(i, n)):
-                    pa[b * m * n + i * n + j] = 0.0
+            start = region_enter(nt)
+            with nogil, parallel(num_threads=nt):
+                thread_seen(threadid())
+                for b in prange(B, schedule="static"):
+                    mine = buf + b * scratch
+                    _qr(pa + b * m * n, mine, m, n, mine + k)
+                    if mc > 0:
+                        _qr_q(pa + b * m * n, mine, pq + b * m * mc, m, n, mc, mine + k + n)
+            region_exit(start, nt)
+        start = region_enter(nt)
+        with nogil, parallel(num_threads=nt):
+            thread_seen(threadid())
+            for b in prange(B, schedule="static"):
+                for i in range(1, m):
+                    for j in range(min(i, n)):
+                        pa[b * m * n + i * n + j] = 0.0
+        region_exit(start, nt)
     finally:
         free(buf)
 
@@ -857,13 +877,17 @@ def eigh(Array a, Array w, Array v, Array info):
         raise MemoryError()
     cdef int nt = _threads(B, 10 * n * n * n)
     try:
-        for b in prange(B, nogil=True, schedule="dynamic", num_threads=nt):
-            if ql:
-                pi[b] = _eigh_tridiagonal(pa + b * n * n, pw + b * n, pv + b * n * n, n,
-                                          tmp + b * per, tmp + b * per + n, idx + b * n)
-            else:
-                pi[b] = _eigh(pa + b * n * n, pw + b * n, pv + b * n * n, n, tmp + b * per,
-                              idx + b * n)
+        start = region_enter(nt)
+        with nogil, parallel(num_threads=nt):
+            thread_seen(threadid())
+            for b in prange(B, schedule="dynamic"):
+                if ql:
+                    pi[b] = _eigh_tridiagonal(pa + b * n * n, pw + b * n, pv + b * n * n, n,
+                                              tmp + b * per, tmp + b * per + n, idx + b * n)
+                else:
+                    pi[b] = _eigh(pa + b * n * n, pw + b * n, pv + b * n * n, n, tmp + b * per,
+                                  idx + b * n)
+        region_exit(start, nt)
     finally:
         free(tmp)
         free(idx)
@@ -1010,9 +1034,13 @@ def svd(Array w, Array s, Array gt, Array qo, Array info):
         raise MemoryError()
     cdef int nt = _threads(B, 10 * k * k * L)
     try:
-        for b in prange(B, nogil=True, schedule="dynamic", num_threads=nt):
-            pi[b] = _svd(pw + b * k * L, k, L, ps + b * k, pg + b * k * k, pq + b * rows * L,
-                         rows, buf + b * scratch, idx + b * k)
+        start = region_enter(nt)
+        with nogil, parallel(num_threads=nt):
+            thread_seen(threadid())
+            for b in prange(B, schedule="dynamic"):
+                pi[b] = _svd(pw + b * k * L, k, L, ps + b * k, pg + b * k * k, pq + b * rows * L,
+                             rows, buf + b * scratch, idx + b * k)
+        region_exit(start, nt)
     finally:
         free(buf)
         free(idx)

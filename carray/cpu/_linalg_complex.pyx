@@ -18,14 +18,14 @@ then runs the batch in parallel with the GIL released. Per matrix (row-major):
 `info` is per matrix: 0, or -1 for an iteration that did not converge (or a non-finite input).
 """
 
-from cython.parallel cimport prange
+from cython.parallel cimport parallel, prange, threadid
 from libc.math cimport copysign, fabs, hypot, isfinite, sqrt
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
 from carray.core._array cimport Array
 from carray.core._dtype cimport COMPLEX128, FLOAT64, INT64
-from carray.core._strided cimport max_threads
+from carray.core._strided cimport max_threads, region_enter, region_exit, thread_seen
 
 ctypedef long long i64
 
@@ -175,9 +175,13 @@ def eigh(Array a, Array w, Array v, Array info, bint lower):
         raise MemoryError()
     cdef int nt = _threads(B, 40 * n * n * n)
     try:
-        for b in prange(B, nogil=True, schedule="dynamic", num_threads=nt):
-            pi[b] = _eigh(pa + 2 * b * n * n, pw + b * n, pv + 2 * b * n * n, n,
-                          tmp + 2 * b * n, idx + b * n, lower)
+        start = region_enter(nt)
+        with nogil, parallel(num_threads=nt):
+            thread_seen(threadid())
+            for b in prange(B, schedule="dynamic"):
+                pi[b] = _eigh(pa + 2 * b * n * n, pw + b * n, pv + 2 * b * n * n, n,
+                              tmp + 2 * b * n, idx + b * n, lower)
+        region_exit(start, nt)
     finally:
         free(tmp)
         free(idx)
@@ -351,9 +355,13 @@ def svd(Array w, Array s, Array gt, Array qo, Array info):
         raise MemoryError()
     cdef int nt = _threads(B, 40 * k * k * L)
     try:
-        for b in prange(B, nogil=True, schedule="dynamic", num_threads=nt):
-            pi[b] = _svd(pw + 2 * b * k * L, k, L, ps + b * k, pg + 2 * b * k * k,
-                         pq + 2 * b * rows * L, rows, buf + b * scratch, idx + b * k)
+        start = region_enter(nt)
+        with nogil, parallel(num_threads=nt):
+            thread_seen(threadid())
+            for b in prange(B, schedule="dynamic"):
+                pi[b] = _svd(pw + 2 * b * k * L, k, L, ps + b * k, pg + 2 * b * k * k,
+                             pq + 2 * b * rows * L, rows, buf + b * scratch, idx + b * k)
+        region_exit(start, nt)
     finally:
         free(buf)
         free(idx)

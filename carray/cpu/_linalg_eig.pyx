@@ -25,13 +25,13 @@ Eigenvalues come out in the order of T's diagonal (as LAPACK's). `info` is per m
 when the QR iteration did not converge in 30 max(10, n) iterations.
 """
 
-from cython.parallel cimport prange
+from cython.parallel cimport parallel, prange, threadid
 from libc.math cimport copysign, fabs, hypot, sqrt
 from libc.stdlib cimport free, malloc
 
 from carray.core._array cimport Array
 from carray.core._dtype cimport COMPLEX128, INT64
-from carray.core._strided cimport max_threads
+from carray.core._strided cimport max_threads, region_enter, region_exit, thread_seen
 
 ctypedef long long i64
 ctypedef double complex z128
@@ -459,8 +459,12 @@ def eig(Array a, Array w, Array v, Array info, bint real):
         raise MemoryError()
     cdef int nt = 1 if B < 2 or B * n * n * n < 4096 else max(1, min(max_threads(), B))
     try:
-        for b in prange(B, nogil=True, schedule="dynamic", num_threads=nt):
-            pi[b] = _geev(pa + b * n * n, pw + b * n, (pv + b * n * n) if wantv else NULL, n,
-                          work + b * per, wantv, real)
+        start = region_enter(nt)
+        with nogil, parallel(num_threads=nt):
+            thread_seen(threadid())
+            for b in prange(B, schedule="dynamic"):
+                pi[b] = _geev(pa + b * n * n, pw + b * n, (pv + b * n * n) if wantv else NULL, n,
+                              work + b * per, wantv, real)
+        region_exit(start, nt)
     finally:
         free(work)

@@ -265,12 +265,17 @@ cdef void _unfold(const real* x, real* col, const Geom* g, Py_ssize_t nb,
     """col (K x nb*L) := [im2col(x[0]) | ... | im2col(x[nb - 1])], nt threads over the (image,
     channel) pairs."""
     cdef Py_ssize_t i
+    cdef double start
     if nt <= 1:
         for i in range(nb * g.C):
             _unfold_one(x, col, g, nb, i)
     else:
-        for i in prange(nb * g.C, schedule="static", num_threads=nt):
-            _unfold_one(x, col, g, nb, i)
+        start = region_enter(nt)
+        with parallel(num_threads=nt):
+            thread_seen(threadid())
+            for i in prange(nb * g.C, schedule="static"):
+                _unfold_one(x, col, g, nb, i)
+        region_exit(start, nt)
 
 
 cdef inline void _fold_one(const real* col, real* x, const Geom* g, Py_ssize_t nb,
@@ -283,12 +288,17 @@ cdef void _fold(const real* col, real* x, const Geom* g, Py_ssize_t nb, int nt) 
     """x[b] := col2im(columns b*L .. (b+1)*L - 1 of col (K x nb*L)) for b < nb, nt threads over
     the (image, channel) pairs (each writes its own plane)."""
     cdef Py_ssize_t i
+    cdef double start
     if nt <= 1:
         for i in range(nb * g.C):
             _fold_one(col, x, g, nb, i)
     else:
-        for i in prange(nb * g.C, schedule="static", num_threads=nt):
-            _fold_one(col, x, g, nb, i)
+        start = region_enter(nt)
+        with parallel(num_threads=nt):
+            thread_seen(threadid())
+            for i in prange(nb * g.C, schedule="static"):
+                _fold_one(col, x, g, nb, i)
+        region_exit(start, nt)
 
 
 cdef inline void _interleave_one(const real* src, real* dst, Py_ssize_t nb, Py_ssize_t rows,
@@ -311,26 +321,36 @@ cdef void _interleave(const real* src, real* dst, Py_ssize_t nb, Py_ssize_t rows
     """Between a stack of nb (rows x L) matrices and one (rows x nb*L) matrix: with to_wide,
     dst[r, b*L + l] = src[b, r, l]; else dst[b, r, l] = src[r, b*L + l]."""
     cdef Py_ssize_t i
+    cdef double start
     if nt <= 1:
         for i in range(nb * rows):
             _interleave_one(src, dst, nb, rows, L, to_wide, i)
     else:
-        for i in prange(nb * rows, schedule="static", num_threads=nt):
-            _interleave_one(src, dst, nb, rows, L, to_wide, i)
+        start = region_enter(nt)
+        with parallel(num_threads=nt):
+            thread_seen(threadid())
+            for i in prange(nb * rows, schedule="static"):
+                _interleave_one(src, dst, nb, rows, L, to_wide, i)
+        region_exit(start, nt)
 
 
 cdef void _add_bias(real* out, const real* bias, Py_ssize_t nb, Py_ssize_t O, Py_ssize_t L,
                     int nt) noexcept nogil:
     """out[b, o, :] += bias[o] for b < nb."""
     cdef Py_ssize_t r, l
+    cdef double start
     if nt <= 1:
         for r in range(nb * O):
             for l in range(L):
                 out[r * L + l] += bias[r % O]
     else:
-        for r in prange(nb * O, schedule="static", num_threads=nt):
-            for l in range(L):
-                out[r * L + l] += bias[r % O]
+        start = region_enter(nt)
+        with parallel(num_threads=nt):
+            thread_seen(threadid())
+            for r in prange(nb * O, schedule="static"):
+                for l in range(L):
+                    out[r * L + l] += bias[r % O]
+        region_exit(start, nt)
 
 
 cdef struct Split:
@@ -727,12 +747,16 @@ def conv2d_grad_bias(Array gout):
     _check(gout, "grad_output", dt, gout.shape)
     gb = new_array(1, &O, dt)
     nt = _threads(O, <double>gout.size_c())
-    if dt == FLOAT32:
-        for o in prange(O, nogil=True, schedule="static", num_threads=nt):
-            _bias_grad_rows(<float*>gout.data, <float*>gb.data, N, O, L, o)
-    else:
-        for o in prange(O, nogil=True, schedule="static", num_threads=nt):
-            _bias_grad_rows(<double*>gout.data, <double*>gb.data, N, O, L, o)
+    start = region_enter(nt)
+    with nogil, parallel(num_threads=nt):
+        thread_seen(threadid())
+        if dt == FLOAT32:
+            for o in prange(O, schedule="static"):
+                _bias_grad_rows(<float*>gout.data, <float*>gb.data, N, O, L, o)
+        else:
+            for o in prange(O, schedule="static"):
+                _bias_grad_rows(<double*>gout.data, <double*>gb.data, N, O, L, o)
+    region_exit(start, nt)
     return gb
 
 

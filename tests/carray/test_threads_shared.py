@@ -87,7 +87,9 @@ def test_overlapping_callers_do_not_switch_each_other_to_one_thread():
 PARALLEL_OPS = ["sum", "exp", "sort", "random", "matmul", "softmax", "log_softmax",
                 "softmax_grad", "log_softmax_grad", "layer_norm", "layer_norm_grad",
                 "layer_norm_grad_weight_only", "rms_norm", "gelu", "gelu_grad", "conv2d",
-                "max_pool2d"]
+                "max_pool2d", "int_matmul", "batched_matmul", "inv", "solve", "cholesky", "qr",
+                "eigh", "svd", "eig", "complex_eigh", "complex_svd", "conv2d_one_image",
+                "conv2d_grad_bias"]
 
 
 def _parallel_ops():
@@ -99,6 +101,14 @@ def _parallel_ops():
     g = ca.asarray(rng.random((1024, 1024), dtype=np.float32))
     img = ca.asarray(rng.random((8, 16, 32, 32), dtype=np.float32))
     w = ca.asarray(rng.random((16, 16, 3, 3), dtype=np.float32))
+    mats = rng.random((16, 24, 24))
+    spd = ca.asarray(mats @ mats.transpose(0, 2, 1) + 24 * np.eye(24))
+    herm = mats + 1j * rng.random((16, 24, 24))
+    herm = ca.asarray(herm @ herm.conj().transpose(0, 2, 1))
+    ints = ca.asarray(rng.integers(0, 5, (256, 256)))
+    stack = ca.asarray(rng.random((64, 32, 32), dtype=np.float32))
+    one = ca.asarray(rng.random((1, 32, 64, 64), dtype=np.float32))
+    w32 = ca.asarray(rng.random((32, 32, 3, 3), dtype=np.float32))
     y = cnn.softmax(x)
     ly = cnn.log_softmax(x)
     normed, mean, rstd = cnn.layer_norm(x, 1, ca.ones(1024), ca.zeros(1024))
@@ -121,6 +131,19 @@ def _parallel_ops():
         "gelu_grad": lambda: cnn.gelu_grad(g, x),
         "conv2d": lambda: cnn.conv2d(img, w, padding=1),
         "max_pool2d": lambda: cnn.max_pool2d(img, 2),
+        "int_matmul": lambda: ints @ ints,
+        "batched_matmul": lambda: stack @ stack,            # many small products at once
+        "inv": lambda: ca.linalg.inv(spd),
+        "solve": lambda: ca.linalg.solve(spd, spd[..., :3]),
+        "cholesky": lambda: ca.linalg.cholesky(spd),
+        "qr": lambda: ca.linalg.qr(ca.asarray(mats)),
+        "eigh": lambda: ca.linalg.eigh(spd),
+        "svd": lambda: ca.linalg.svd(ca.asarray(mats)),
+        "eig": lambda: ca.linalg.eig(ca.asarray(mats)),
+        "complex_eigh": lambda: ca.linalg.eigh(herm),
+        "complex_svd": lambda: ca.linalg.svd(herm),
+        "conv2d_one_image": lambda: cnn.conv2d(one, w32, padding=1),   # threads inside steps
+        "conv2d_grad_bias": lambda: cnn.conv2d_grad_bias(img),
     }
 
 
@@ -131,7 +154,10 @@ def test_every_parallel_region_reports_its_workers(op):
     reductions', sorts' and random draws' until session 11, softmax's, layer_norm's and gelu's
     until session 13) was judged late whenever it lasted over 1 ms, and carray ran on one thread
     for up to a second (sum(axis=1) of 4096 x 4096 float32: 0.44x PyTorch's speed on 2 cores).
-    Counted, not timed: a worker that starts late for real (a busy machine) still reports."""
+    And every region is counted (judged): batched linalg, integer and batched products and the
+    convolution's inner steps were not, so two callers of them held more than the cores plus
+    one. Counted, not timed: a worker that starts late for real (a busy machine) still
+    reports."""
     old = ca.get_num_threads()
     ops = _parallel_ops()
     assert sorted(ops) == sorted(PARALLEL_OPS)
