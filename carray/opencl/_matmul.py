@@ -334,7 +334,7 @@ class _Plan:
         self.knl, self.consts, self.gsize, self.lsize = knl, consts, gsize, lsize
         self.part_shape = part_shape
         self.staged = staged        # (M, N, K, nbatch): a staged product whose operands are copied
-        self.launches = launches    # a staged product's launches (_staged_launch)
+        self.launches = launches    # a staged product's (launches, workspace floats)
 
 
 _plans = _cache.PlanCache()     # (type, layouts of a, b and c, a1, b1, batch) -> _Plan

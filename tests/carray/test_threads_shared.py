@@ -92,9 +92,10 @@ PARALLEL_OPS = ["sum", "exp", "sort", "random", "matmul", "softmax", "log_softma
                 "conv2d_grad_bias"]
 
 
-def _parallel_ops():
+@pytest.fixture(scope="module")
+def parallel_ops():
     """name -> a call that runs at least one 2-thread parallel region (sizes over every
-    module's serial cut-off)."""
+    module's serial cut-off); the inputs made once for the module."""
     import carray.nn as cnn
     rng = np.random.default_rng(0)
     x = ca.asarray(rng.random((1024, 1024), dtype=np.float32))
@@ -148,7 +149,7 @@ def _parallel_ops():
 
 
 @pytest.mark.parametrize("op", PARALLEL_OPS)
-def test_every_parallel_region_reports_its_workers(op):
+def test_every_parallel_region_reports_its_workers(parallel_ops, op):
     """Each worker of a parallel region reports when it starts (_omp.h's carray_thread_seen), so
     that the contention back-off judges real lateness: a region whose loop did not report (the
     reductions', sorts' and random draws' until session 11, softmax's, layer_norm's and gelu's
@@ -159,9 +160,8 @@ def test_every_parallel_region_reports_its_workers(op):
     one. Counted, not timed: a worker that starts late for real (a busy machine) still
     reports."""
     old = ca.get_num_threads()
-    ops = _parallel_ops()
-    assert sorted(ops) == sorted(PARALLEL_OPS)
-    run = ops[op]
+    assert sorted(parallel_ops) == sorted(PARALLEL_OPS)
+    run = parallel_ops[op]
     try:
         ca.set_num_threads(2)       # (also ends a back-off in force)
         judged, unreported = _strided._region_reports()

@@ -49,7 +49,8 @@
 #define WAIT(n)
 #endif
 
-// slice k0 of the tile's A (BK rows of TM floats) and of its B (BK rows of TN) into stage s: consecutive work items copy consecutive float4s of a row
+// slice k0 of the tile's A (BK rows of TM floats) and of its B (BK rows of TN) into stage s:
+// consecutive work items copy consecutive float4s of a row
 #define ISSUE(s, k0) \
     _Pragma("unroll") \
     for (int l = 0; l < NA; ++l) { \
@@ -132,9 +133,8 @@ void gemm_fixup(__global float* restrict C, __global const float* restrict W, co
     const int KT = K / BK, t = get_group_id(0);
     const int tid = get_local_id(1) * NX + get_local_id(0);
     const int s0 = t * KT, s1 = s0 + KT;          // the tile's steps
-    // the runs g0 .. g1 that meet them
+    // the runs g0 .. g1 that meet them (the estimate never starts after s0)
     int g0 = (int)((long)s0 * sk / ((tiles - dp) * KT));
-    while (g0 > 0 && RUN_START(g0) > s0) --g0;
     while (RUN_START(g0 + 1) <= s0) ++g0;
     int g1 = g0;
     while (RUN_START(g1 + 1) < s1) ++g1;
@@ -142,14 +142,14 @@ void gemm_fixup(__global float* restrict C, __global const float* restrict W, co
         return;
     TILE_AT(dp + t)
     C += offc + bz * sc + m0 * ldc + n0;
+    // run g0's piece is its last (slot 2 g0 + 1) when it started before the tile; the later
+    // runs start inside it, and theirs are their first pieces (slot 2 g)
+    const int first = 2 * g0 + (RUN_START(g0) < s0);
     for (int e = tid; e < TM * TN / 4; e += NT) {
         const int r = e / (TN / 4), c = (e % (TN / 4)) * 4;
-        float4 v = (float4)(0.0f);
-        for (int g = g0; g <= g1; ++g) {
-            // the piece is run g's first (slot 2 g) when the run starts inside this tile
-            const int slot = 2 * g + (RUN_START(g) < s0);
-            v += *(__global const float4*)(W + slot * (TM * TN) + r * TN + c);
-        }
+        float4 v = *(__global const float4*)(W + first * (TM * TN) + r * TN + c);
+        for (int g = g0 + 1; g <= g1; ++g)
+            v += *(__global const float4*)(W + 2 * g * (TM * TN) + r * TN + c);
         *(__global float4*)(C + r * ldc + c) = v;
     }
 }
